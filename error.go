@@ -1,0 +1,40 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors callers may test with errors.Is.
+var (
+	// ErrUnknownFormat is returned for a settlement format the job cannot read.
+	ErrUnknownFormat = errors.New("unknown settlement format")
+	// ErrControlTotal is wrapped by a parse error when the file's own totals
+	// do not match its rows (a truncated download, an edited file).
+	ErrControlTotal = errors.New("control total does not add up")
+	// ErrConflict is returned when a unique key is already taken.
+	ErrConflict = errors.New("conflict")
+	// ErrNotFound is returned when a record does not exist.
+	ErrNotFound = errors.New("not found")
+)
+
+// ParseError is a failure to read a settlement file, with where it happened.
+type ParseError struct {
+	File   string
+	Line   int    // 1-based; 0 when the error concerns the whole file
+	Column string // header name of the field, when there is one
+	Err    error
+}
+
+func (e *ParseError) Error() string {
+	s := e.File
+	if e.Line > 0 {
+		s += fmt.Sprintf(":%d", e.Line)
+	}
+	if e.Column != "" {
+		s += fmt.Sprintf(": column %s", e.Column)
+	}
+	return s + ": " + e.Err.Error()
+}
+
+func (e *ParseError) Unwrap() error { return e.Err }

@@ -1,0 +1,93 @@
+package reconcile
+
+import "time"
+
+// Category classifies a finding. The names are the ones operators see in
+// summary.json, the workbook and the alert.
+type Category string
+
+const (
+	Matched          Category = "matched"
+	AmountMismatch   Category = "amount_mismatch"
+	StatusMismatch   Category = "status_mismatch"
+	MissingLocal     Category = "missing_local"
+	MissingChannel   Category = "missing_channel"
+	DuplicatePayment Category = "duplicate_payment"
+	DuplicateRefund  Category = "duplicate_refund"
+	// Unrecognized is a settlement row of a kind the parser does not know.
+	Unrecognized Category = "unrecognized"
+)
+
+// Categories lists every category in report order.
+var Categories = []Category{
+	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
+	DuplicatePayment, DuplicateRefund, Unrecognized,
+}
+
+// Finding is the outcome of comparing one key of one channel and date.
+type Finding struct {
+	Category Category
+	Kind     Kind
+	OrderNo  string
+	RefundNo string
+	// ChannelTxnID is the channel id of the row the finding is about: for
+	// a duplicate, the duplicate row's id.
+	ChannelTxnID string
+	// OriginalTxnID is, for a duplicate, the channel id of its group's
+	// original row.
+	OriginalTxnID string
+	LocalTxnID    string // the channel id our own record carries
+
+	HasChannel    bool
+	ChannelAmount int64 // minor units of Currency
+	Currency      string
+	HasLocal      bool
+	LocalAmount   int64 // minor units of LocalCurrency
+	LocalCurrency string
+	ChannelStatus TxnStatus
+	LocalStatus   string
+	IdemStatus    string
+	OccurredAt    time.Time // the channel row's time, else the local record's
+	Line          int       // line of the channel row in its file, 0 when none
+	RawKind       string
+	Hint          string // what an operator should know, in plain words
+	// AutoReverse is set on unambiguous duplicates only: they get a
+	// reversal journal without a person looking.
+	AutoReverse bool
+}
+
+// Key is the matching key of the finding.
+func (f Finding) Key() string {
+	if f.Kind == KindRefund {
+		return f.RefundNo
+	}
+	return f.OrderNo
+}
+
+// NeedsReview reports whether a person must look at the finding.
+func (f Finding) NeedsReview() bool {
+	return f.Category != Matched && !f.AutoReverse
+}
+
+// AtRisk is the money an operator should weigh for this finding, in minor
+// units of the finding's currency: the difference for an amount mismatch,
+// the row's amount otherwise. Matched findings carry no risk.
+func (f Finding) AtRisk() int64 {
+	switch f.Category {
+	case Matched:
+		return 0
+	case AmountMismatch:
+		if f.Currency != f.LocalCurrency {
+			return f.ChannelAmount
+		}
+		d := f.ChannelAmount - f.LocalAmount
+		if d < 0 {
+			d = -d
+		}
+		return d
+	case MissingChannel:
+		return f.LocalAmount
+	default:
+		return f.ChannelAmount
+	}
+}

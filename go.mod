@@ -1,0 +1,3 @@
+module reconcile
+
+go 1.26.8

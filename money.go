@@ -1,0 +1,115 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// currencyDigits is the number of minor-unit digits of each ISO 4217
+// currency the job accepts. A currency not listed is refused.
+var currencyDigits = map[string]int{
+	"AED": 2, "AUD": 2, "BRL": 2, "CAD": 2, "CHF": 2, "CNY": 2, "CZK": 2,
+	"DKK": 2, "EUR": 2, "GBP": 2, "HKD": 2, "HUF": 2, "IDR": 2, "ILS": 2,
+	"INR": 2, "MXN": 2, "MYR": 2, "NOK": 2, "NZD": 2, "PHP": 2, "PLN": 2,
+	"RON": 2, "RUB": 2, "SAR": 2, "SEK": 2, "SGD": 2, "THB": 2, "TRY": 2,
+	"TWD": 2, "USD": 2, "ZAR": 2, "MOP": 2,
+	"JPY": 0, "KRW": 0, "VND": 0, "CLP": 0, "ISK": 0, "UGX": 0,
+	"BHD": 3, "JOD": 3, "KWD": 3, "OMR": 3, "TND": 3,
+}
+
+// CurrencyDigits returns the minor-unit digits of an ISO 4217 code.
+func CurrencyDigits(code string) (int, bool) {
+	d, ok := currencyDigits[code]
+	return d, ok
+}
+
+// Errors of amount parsing; ParseAmount wraps them with the offending text.
+var (
+	ErrUnknownCurrency = errors.New("unknown currency")
+	ErrBadAmount       = errors.New("not a plain decimal amount")
+	ErrAmountPrecision = errors.New("more decimals than the currency has")
+	ErrAmountRange     = errors.New("amount out of range")
+)
+
+// ParseAmount reads a plain decimal string in major units ("99.80", "-5",
+// "0.5") as minor units of currency, exactly. It refuses thousands
+// separators, exponents, a bare sign, an empty string and more decimals
+// than the currency has.
+func ParseAmount(s, currency string) (int64, error) {
+	digits, ok := CurrencyDigits(currency)
+	if !ok {
+		return 0, fmt.Errorf("%w %q", ErrUnknownCurrency, currency)
+	}
+	return ParseDecimal(s, digits)
+}
+
+// ParseDecimal reads a plain decimal string as an integer scaled by
+// 10^scale: ParseDecimal("0.01000", 5) is 1000. Trailing zeros beyond scale
+// are accepted; significant digits beyond it are not.
+func ParseDecimal(s string, scale int) (int64, error) {
+	orig := s
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	intPart, frac, hasDot := strings.Cut(s, ".")
+	if intPart == "" || !allDigits(intPart) || (hasDot && (frac == "" || !allDigits(frac))) {
+		return 0, fmt.Errorf("%q: %w", orig, ErrBadAmount)
+	}
+	trimmed := strings.TrimRight(frac, "0")
+	if len(trimmed) > scale {
+		return 0, fmt.Errorf("%q: %w (%d)", orig, ErrAmountPrecision, scale)
+	}
+	frac = trimmed + strings.Repeat("0", scale-len(trimmed))
+	v, err := strconv.ParseInt(intPart+frac, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%q: %w", orig, ErrAmountRange)
+	}
+	if neg {
+		v = -v
+	}
+	return v, nil
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// FormatAmount writes minor units of currency as a plain decimal string in
+// major units: FormatAmount(9980, "CNY") is "99.80". An unknown currency is
+// written with two decimals.
+func FormatAmount(minor int64, currency string) string {
+	digits, ok := CurrencyDigits(currency)
+	if !ok {
+		digits = 2
+	}
+	return FormatDecimal(minor, digits)
+}
+
+// FormatDecimal writes v scaled by 10^-scale as a plain decimal string.
+func FormatDecimal(v int64, scale int) string {
+	neg := v < 0
+	u := uint64(v)
+	if neg {
+		u = uint64(-v)
+	}
+	s := strconv.FormatUint(u, 10)
+	if scale > 0 {
+		if len(s) <= scale {
+			s = strings.Repeat("0", scale-len(s)+1) + s
+		}
+		s = s[:len(s)-scale] + "." + s[len(s)-scale:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}

@@ -1,0 +1,165 @@
+// Package reconcile holds the domain of the nightly reconciliation job: the
+// canonical settlement row, the local record it is compared with, the
+// finding that comparison produces, and the reversal journal posted for an
+// unambiguous duplicate.
+//
+// The adapters live in their own packages: channelfeed reads settlement
+// files, ledger talks to PostgreSQL, reports writes the workbook, the
+// summary and the Slack alert. matcher and compensate are pure.
+package reconcile
+
+import (
+	"fmt"
+	"time"
+)
+
+// Kind says what a row or record is.
+type Kind string
+
+const (
+	KindPayment Kind = "payment"
+	KindRefund  Kind = "refund"
+	// KindOther is a settlement row the parser did not recognise (a WeChat
+	// REVOKED row, a new Stripe category). It is never dropped: the matcher
+	// surfaces it for review.
+	KindOther Kind = "other"
+)
+
+// TxnStatus is the channel's word on a row, reduced to three outcomes.
+type TxnStatus string
+
+const (
+	StatusSuccess    TxnStatus = "success"
+	StatusProcessing TxnStatus = "processing"
+	StatusFailed     TxnStatus = "failed"
+)
+
+// Transaction is one row of a settlement file in canonical form.
+type Transaction struct {
+	Kind     Kind
+	OrderNo  string // merchant order number
+	RefundNo string // merchant refund number; empty for payments
+	// ChannelTxnID identifies the row at the channel: the payment's
+	// transaction id, or the refund's id for refunds.
+	ChannelTxnID string
+	Amount       int64 // minor units of Currency, never negative
+	Currency     string
+	OccurredAt   time.Time
+	// FeeMilli is the channel fee in thousandths of a minor unit, so
+	// WeChat's five-decimal fees are kept exactly. Negative when the
+	// channel returns a fee.
+	FeeMilli int64
+	Status   TxnStatus
+	// RawKind is the file's own word for the row kind (WeChat 交易状态,
+	// a Stripe reporting_category); it names unrecognised rows in review.
+	RawKind string
+	// Line is the 1-based line of the row in its file.
+	Line int
+}
+
+// Key is the matching key of a row: the order number for payments, the
+// refund number for refunds.
+func (t Transaction) Key() string {
+	if t.Kind == KindRefund {
+		return t.RefundNo
+	}
+	return t.OrderNo
+}
+
+// Local order and refund statuses of the reference schema.
+const (
+	OrderPending   = "PENDING"
+	OrderPaid      = "PAID"
+	OrderShipped   = "SHIPPED"
+	OrderRefunding = "REFUNDING"
+	OrderRefunded  = "REFUNDED"
+	OrderCancelled = "CANCELLED"
+
+	RefundPending   = "PENDING"
+	RefundSucceeded = "SUCCEEDED"
+	RefundFailed    = "FAILED"
+)
+
+// Idempotency record statuses.
+const (
+	IdemInProgress = "IN_PROGRESS"
+	IdemDone       = "DONE"
+	IdemFailed     = "FAILED"
+)
+
+// LocalRecord is an order or refund as our own services recorded it.
+type LocalRecord struct {
+	Kind         Kind
+	OrderNo      string
+	RefundNo     string // empty for orders
+	Amount       int64  // minor units
+	Currency     string
+	Status       string // PAID, SUCCEEDED, … as stored
+	ChannelTxnID string // channel_txn_id or channel_refund_id, may be empty
+	// SettledAt is paid_at for orders, refunded_at for refunds; zero when
+	// the record has not settled.
+	SettledAt time.Time
+	// IdemStatus is the status of the idempotency record for this key
+	// (scope payment or refund), empty when there is none.
+	IdemStatus string
+}
+
+// Key is the matching key of the record, as Transaction.Key.
+func (r LocalRecord) Key() string {
+	if r.Kind == KindRefund {
+		return r.RefundNo
+	}
+	return r.OrderNo
+}
+
+// Settled reports whether the record is in a state in which the channel
+// has moved its money: a paid order or a SUCCEEDED refund.
+func (r LocalRecord) Settled() bool {
+	return r.Outcome() == StatusSuccess
+}
+
+// Outcome maps the local status onto the channel's three outcomes, so the
+// two sides can be compared: paid orders and SUCCEEDED refunds are
+// success, PENDING is processing, CANCELLED and FAILED are failed.
+func (r LocalRecord) Outcome() TxnStatus {
+	switch r.Status {
+	case OrderPaid, OrderShipped, OrderRefunding, OrderRefunded, RefundSucceeded:
+		return StatusSuccess
+	case OrderPending: // also RefundPending
+		return StatusProcessing
+	default:
+		return StatusFailed
+	}
+}
+
+// BusinessDay is one calendar date in a channel's business time zone.
+type BusinessDay struct {
+	Date     time.Time // midnight at the start of the day, in Location
+	Location *time.Location
+}
+
+// NewBusinessDay returns the day named by YYYY-MM-DD in loc.
+func NewBusinessDay(date string, loc *time.Location) (BusinessDay, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	d, err := time.ParseInLocation(time.DateOnly, date, loc)
+	if err != nil {
+		return BusinessDay{}, fmt.Errorf("business date %q: want YYYY-MM-DD", date)
+	}
+	return BusinessDay{Date: d, Location: loc}, nil
+}
+
+// Start is the first instant of the day.
+func (d BusinessDay) Start() time.Time { return d.Date }
+
+// End is the first instant of the next day (days can be 23 or 25 hours).
+func (d BusinessDay) End() time.Time { return d.Date.AddDate(0, 0, 1) }
+
+// Contains reports whether t falls on the day.
+func (d BusinessDay) Contains(t time.Time) bool {
+	return !t.Before(d.Start()) && t.Before(d.End())
+}
+
+// String is the date as YYYY-MM-DD.
+func (d BusinessDay) String() string { return d.Date.Format(time.DateOnly) }

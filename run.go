@@ -1,0 +1,109 @@
+package reconcile
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"sort"
+	"time"
+)
+
+// RunStatus is the state of a run: RUNNING, then SUCCEEDED or FAILED.
+type RunStatus string
+
+const (
+	RunRunning   RunStatus = "RUNNING"
+	RunSucceeded RunStatus = "SUCCEEDED"
+	RunFailed    RunStatus = "FAILED"
+)
+
+// Run is one reconciliation of one channel for one business date.
+type Run struct {
+	ID         string
+	Channel    string
+	Day        BusinessDay
+	Format     string
+	File       string
+	FileSHA256 string
+	DryRun     bool
+	Status     RunStatus
+	StartedAt  time.Time // the run's one "now", fixed at its start
+	FinishedAt time.Time
+	Error      string // why it failed, in one line
+}
+
+// NewRunID returns a fresh random run id.
+func NewRunID() string {
+	var b [12]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(err) // crypto/rand does not fail on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// Result is what a run found.
+type Result struct {
+	Run         Run
+	ChannelRows int
+	LocalRows   int
+	// Counts has an entry for every category, zeros included; matched
+	// keys are counted but not kept in Findings.
+	Counts   map[Category]int
+	Findings []Finding // every finding but matched, in report order
+	Journals []Journal // reversal journals for the AutoReverse findings
+}
+
+// AutoReversed is the number of findings reversed without review.
+func (r *Result) AutoReversed() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.AutoReverse {
+			n++
+		}
+	}
+	return n
+}
+
+// NeedsReview is the number of findings a person must look at.
+func (r *Result) NeedsReview() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.NeedsReview() {
+			n++
+		}
+	}
+	return n
+}
+
+// AtRisk sums Finding.AtRisk of the findings that need review, per currency.
+func (r *Result) AtRisk() map[string]int64 {
+	sum := map[string]int64{}
+	for _, f := range r.Findings {
+		if f.NeedsReview() {
+			cur := f.Currency
+			if cur == "" {
+				cur = f.LocalCurrency
+			}
+			sum[cur] += f.AtRisk()
+		}
+	}
+	return sum
+}
+
+// SortFindings puts findings in report order: by category, then key, then
+// channel id, so the same input always gives the same report.
+func SortFindings(fs []Finding) {
+	rank := map[Category]int{}
+	for i, c := range Categories {
+		rank[c] = i
+	}
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Category != b.Category {
+			return rank[a.Category] < rank[b.Category]
+		}
+		if a.Key() != b.Key() {
+			return a.Key() < b.Key()
+		}
+		return a.ChannelTxnID < b.ChannelTxnID
+	})
+}

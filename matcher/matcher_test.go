@@ -1,0 +1,336 @@
+package matcher_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"reconcile"
+	"reconcile/matcher"
+)
+
+var shanghai = mustLoc("Asia/Shanghai")
+
+func mustLoc(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+var day, _ = reconcile.NewBusinessDay("2026-11-28", shanghai)
+
+func at(hhmm string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02 15:04", "2026-11-28 "+hhmm, shanghai)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func pay(order, id string, amount int64, when string) reconcile.Transaction {
+	return reconcile.Transaction{Kind: reconcile.KindPayment, OrderNo: order, ChannelTxnID: id,
+		Amount: amount, Currency: "CNY", OccurredAt: at(when), Status: reconcile.StatusSuccess}
+}
+
+func refund(order, refundNo, id string, amount int64, when string) reconcile.Transaction {
+	return reconcile.Transaction{Kind: reconcile.KindRefund, OrderNo: order, RefundNo: refundNo, ChannelTxnID: id,
+		Amount: amount, Currency: "CNY", OccurredAt: at(when), Status: reconcile.StatusSuccess}
+}
+
+func order(no, status string, amount int64, when string) reconcile.LocalRecord {
+	r := reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: no, Amount: amount, Currency: "CNY", Status: status}
+	if when != "" {
+		r.SettledAt = at(when)
+	}
+	return r
+}
+
+func localRefund(orderNo, no, status string, amount int64, when string) reconcile.LocalRecord {
+	r := reconcile.LocalRecord{Kind: reconcile.KindRefund, OrderNo: orderNo, RefundNo: no, Amount: amount, Currency: "CNY", Status: status}
+	if when != "" {
+		r.SettledAt = at(when)
+	}
+	return r
+}
+
+func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.Result {
+	m := matcher.New(day)
+	for _, r := range rows {
+		m.AddRow(r)
+	}
+	for _, l := range locals {
+		m.AddLocal(l)
+	}
+	return m.Result()
+}
+
+// brief is the part of a finding a table test compares.
+type brief struct {
+	cat  reconcile.Category
+	id   string
+	auto bool
+}
+
+func briefs(fs []reconcile.Finding) []brief {
+	var out []brief
+	for _, f := range fs {
+		out = append(out, brief{f.Category, f.ChannelTxnID + f.Key(), f.AutoReverse})
+	}
+	return out
+}
+
+func TestClassify(t *testing.T) {
+	inProgress := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.IdemStatus = reconcile.IdemInProgress; return r }
+	failed := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.IdemStatus = reconcile.IdemFailed; return r }
+	yesterday := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.SettledAt = r.SettledAt.AddDate(0, 0, -1); return r }
+	processing := func(tx reconcile.Transaction) reconcile.Transaction { tx.Status = reconcile.StatusProcessing; return tx }
+	closed := func(tx reconcile.Transaction) reconcile.Transaction { tx.Status = reconcile.StatusFailed; return tx }
+	usd := func(tx reconcile.Transaction) reconcile.Transaction { tx.Currency = "USD"; return tx }
+
+	tests := []struct {
+		name   string
+		rows   []reconcile.Transaction
+		locals []reconcile.LocalRecord
+		want   []brief
+		counts map[reconcile.Category]int
+		hint   string // a phrase the first finding's hint must contain
+	}{
+		{
+			name:   "matched payment and refund",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 9900, "09:00"), refund("O1", "R1", "RT1", 1000, "10:00")},
+			locals: []reconcile.LocalRecord{order("O1", "REFUNDING", 9900, "09:00"), localRefund("O1", "R1", "SUCCEEDED", 1000, "10:00")},
+			counts: map[reconcile.Category]int{reconcile.Matched: 2},
+		},
+		{
+			name:   "matched with a local record of another date",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 9900, "09:00")},
+			locals: []reconcile.LocalRecord{yesterday(order("O1", "SHIPPED", 9900, "23:59"))},
+			counts: map[reconcile.Category]int{reconcile.Matched: 1},
+		},
+		{
+			name: "missing local",
+			rows: []reconcile.Transaction{pay("O1", "T1", 9900, "09:00")},
+			want: []brief{{reconcile.MissingLocal, "T1O1", false}},
+			hint: "no record",
+		},
+		{
+			name:   "amount mismatch",
+			rows:   []reconcile.Transaction{pay("O7", "T7", 8000, "09:00")},
+			locals: []reconcile.LocalRecord{order("O7", "PAID", 8800, "09:00")},
+			want:   []brief{{reconcile.AmountMismatch, "T7O7", false}},
+			hint:   "80.00 CNY; we recorded 88.00 CNY",
+		},
+		{
+			name:   "currency mismatch is an amount mismatch",
+			rows:   []reconcile.Transaction{usd(pay("O7", "T7", 8000, "09:00"))},
+			locals: []reconcile.LocalRecord{order("O7", "PAID", 8000, "09:00")},
+			want:   []brief{{reconcile.AmountMismatch, "T7O7", false}},
+		},
+		{
+			name:   "status mismatch: lost callback",
+			rows:   []reconcile.Transaction{pay("O2", "T2", 100, "09:00")},
+			locals: []reconcile.LocalRecord{order("O2", "PENDING", 100, "")},
+			want:   []brief{{reconcile.StatusMismatch, "T2O2", false}},
+			hint:   "lost callback",
+		},
+		{
+			name:   "status mismatch: crash window",
+			rows:   []reconcile.Transaction{refund("O2", "R2", "RT2", 100, "09:00")},
+			locals: []reconcile.LocalRecord{inProgress(localRefund("O2", "R2", "PENDING", 100, ""))},
+			want:   []brief{{reconcile.StatusMismatch, "RT2R2", false}},
+			hint:   "IN_PROGRESS",
+		},
+		{
+			name:   "processing refund agrees with a pending record",
+			rows:   []reconcile.Transaction{processing(refund("O2", "R2", "RT2", 100, "09:00"))},
+			locals: []reconcile.LocalRecord{localRefund("O2", "R2", "PENDING", 100, "")},
+			counts: map[reconcile.Category]int{reconcile.Matched: 1},
+		},
+		{
+			name:   "closed refund disagrees with a succeeded record",
+			rows:   []reconcile.Transaction{closed(refund("O2", "R2", "RT2", 100, "09:00"))},
+			locals: []reconcile.LocalRecord{localRefund("O2", "R2", "SUCCEEDED", 100, "09:00")},
+			want:   []brief{{reconcile.StatusMismatch, "RT2R2", false}},
+		},
+		{
+			name:   "missing channel: paid order of the day",
+			locals: []reconcile.LocalRecord{order("O9", "PAID", 500, "12:00"), localRefund("O9", "R9", "SUCCEEDED", 500, "13:00")},
+			want:   []brief{{reconcile.MissingChannel, "O9", false}, {reconcile.MissingChannel, "R9", false}},
+			hint:   "no row",
+		},
+		{
+			name: "not missing: pending, failed, or another day",
+			locals: []reconcile.LocalRecord{
+				order("O9", "PENDING", 500, ""), localRefund("O9", "R9", "FAILED", 500, "13:00"),
+				yesterday(order("O8", "PAID", 500, "12:00")),
+			},
+			counts: map[reconcile.Category]int{},
+		},
+		{
+			name:   "unambiguous duplicate refund",
+			rows:   []reconcile.Transaction{refund("O5", "R3", "RT4", 5990, "17:10"), refund("O5", "R3", "RT3", 5990, "17:09")},
+			locals: []reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09")},
+			want:   []brief{{reconcile.DuplicateRefund, "RT4R3", true}},
+			counts: map[reconcile.Category]int{reconcile.Matched: 1, reconcile.DuplicateRefund: 1},
+			hint:   "reversed automatically",
+		},
+		{
+			name: "unambiguous duplicate payment, three copies: two reversals",
+			rows: []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 100, "09:01"), pay("O1", "T3", 100, "09:02")},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicatePayment, "T2O1", true}, {reconcile.DuplicatePayment, "T3O1", true}},
+		},
+		{
+			name:   "original is the earliest, then the lowest channel id",
+			rows:   []reconcile.Transaction{pay("O1", "TB", 100, "09:00"), pay("O1", "TA", 100, "09:00")},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicatePayment, "TBO1", true}},
+		},
+		{
+			name:   "ambiguous: different amounts",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 200, "09:01")},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicatePayment, "T2O1", false}},
+			hint:   "different amounts",
+		},
+		{
+			name:   "ambiguous: different currencies",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), usd(pay("O1", "T2", 100, "09:01"))},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicatePayment, "T2O1", false}},
+			hint:   "different amounts",
+		},
+		{
+			name:   "ambiguous: repeated channel id",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T1", 100, "09:00")},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicatePayment, "T1O1", false}},
+			hint:   "appears more than once",
+		},
+		{
+			name: "ambiguous: no local record",
+			rows: []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 100, "09:01")},
+			want: []brief{{reconcile.MissingLocal, "T1O1", false}, {reconcile.DuplicatePayment, "T2O1", false}},
+		},
+		{
+			name:   "ambiguous: local record not settled",
+			rows:   []reconcile.Transaction{refund("O1", "R1", "RT1", 100, "09:00"), refund("O1", "R1", "RT2", 100, "09:01")},
+			locals: []reconcile.LocalRecord{localRefund("O1", "R1", "PENDING", 100, "")},
+			want:   []brief{{reconcile.StatusMismatch, "RT1R1", false}, {reconcile.DuplicateRefund, "RT2R1", false}},
+		},
+		{
+			name:   "ambiguous: local amount differs",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 100, "09:01")},
+			locals: []reconcile.LocalRecord{order("O1", "PAID", 90, "09:00")},
+			want:   []brief{{reconcile.AmountMismatch, "T1O1", false}, {reconcile.DuplicatePayment, "T2O1", false}},
+		},
+		{
+			name:   "ambiguous: idempotency record in progress",
+			rows:   []reconcile.Transaction{refund("O1", "R1", "RT1", 100, "09:00"), refund("O1", "R1", "RT2", 100, "09:01")},
+			locals: []reconcile.LocalRecord{inProgress(localRefund("O1", "R1", "SUCCEEDED", 100, "09:00"))},
+			want:   []brief{{reconcile.DuplicateRefund, "RT2R1", false}},
+			hint:   "IN_PROGRESS",
+		},
+		{
+			name:   "ambiguous: idempotency record failed",
+			rows:   []reconcile.Transaction{refund("O1", "R1", "RT1", 100, "09:00"), refund("O1", "R1", "RT2", 100, "09:01")},
+			locals: []reconcile.LocalRecord{failed(localRefund("O1", "R1", "SUCCEEDED", 100, "09:00"))},
+			want:   []brief{{reconcile.DuplicateRefund, "RT2R1", false}},
+			hint:   "FAILED",
+		},
+		{
+			name:   "ambiguous: a copy still processing",
+			rows:   []reconcile.Transaction{refund("O1", "R1", "RT1", 100, "09:00"), processing(refund("O1", "R1", "RT2", 100, "09:01"))},
+			locals: []reconcile.LocalRecord{localRefund("O1", "R1", "SUCCEEDED", 100, "09:00")},
+			want:   []brief{{reconcile.DuplicateRefund, "RT2R1", false}},
+			hint:   "not every row",
+		},
+		{
+			name: "partial refunds with different refund numbers are not duplicates",
+			rows: []reconcile.Transaction{refund("O1", "R1", "RT1", 100, "09:00"), refund("O1", "R2", "RT2", 100, "09:01")},
+			locals: []reconcile.LocalRecord{
+				localRefund("O1", "R1", "SUCCEEDED", 100, "09:00"), localRefund("O1", "R2", "SUCCEEDED", 100, "09:01"),
+			},
+			counts: map[reconcile.Category]int{reconcile.Matched: 2},
+		},
+		{
+			name: "unrecognised row is surfaced",
+			rows: []reconcile.Transaction{{Kind: reconcile.KindOther, OrderNo: "O1", ChannelTxnID: "T1", RawKind: "REVOKED", Amount: 100, Currency: "CNY", Line: 4}},
+			want: []brief{{reconcile.Unrecognized, "T1O1", false}},
+			hint: `"REVOKED"`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(tt.rows, tt.locals)
+			got := briefs(res.Findings)
+			if len(got) != len(tt.want) {
+				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
+			}
+			for i := range got {
+				if got[i] != tt.want[i] {
+					t.Errorf("finding %d: got %+v, want %+v", i, got[i], tt.want[i])
+				}
+			}
+			for cat, n := range tt.counts {
+				if res.Counts[cat] != n {
+					t.Errorf("count %s: got %d, want %d", cat, res.Counts[cat], n)
+				}
+			}
+			if len(res.Counts) != len(reconcile.Categories) {
+				t.Errorf("counts: got %d categories, want all %d", len(res.Counts), len(reconcile.Categories))
+			}
+			total := 0
+			for _, n := range res.Counts {
+				total += n
+			}
+			if want := len(res.Findings) + res.Counts[reconcile.Matched]; total != want {
+				t.Errorf("counts sum: got %d, want %d", total, want)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint: got %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+		})
+	}
+}
+
+func TestDuplicateCarriesOriginalAndLocal(t *testing.T) {
+	res := run(
+		[]reconcile.Transaction{refund("O5", "R3", "RT4", 5990, "17:10"), refund("O5", "R3", "RT3", 5990, "17:09")},
+		[]reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09")},
+	)
+	f := res.Findings[0]
+	if f.OriginalTxnID != "RT3" || f.ChannelTxnID != "RT4" {
+		t.Errorf("ids: got original %q duplicate %q, want RT3 and RT4", f.OriginalTxnID, f.ChannelTxnID)
+	}
+	if !f.HasLocal || f.LocalAmount != 5990 || f.LocalStatus != "SUCCEEDED" {
+		t.Errorf("local side: got %+v", f)
+	}
+}
+
+func TestKeys(t *testing.T) {
+	m := matcher.New(day)
+	m.AddRow(pay("O2", "T2", 1, "09:00"))
+	m.AddRow(pay("O1", "T1", 1, "09:00"))
+	m.AddRow(refund("O1", "R1", "RT1", 1, "09:00"))
+	m.AddRow(pay("O1", "T3", 1, "09:00"))
+	orders, refunds := m.Keys()
+	if strings.Join(orders, ",") != "O1,O2" || strings.Join(refunds, ",") != "R1" {
+		t.Errorf("keys: got %v %v, want [O1 O2] [R1]", orders, refunds)
+	}
+}
+
+func TestDeterministic(t *testing.T) {
+	rows := []reconcile.Transaction{pay("O3", "T3", 1, "09:00"), pay("O1", "T1", 2, "09:00"), pay("O2", "T2", 3, "09:00"), pay("O1", "T9", 2, "09:05")}
+	first := briefs(run(rows, nil).Findings)
+	for i := 0; i < 20; i++ {
+		got := briefs(run(rows, nil).Findings)
+		for j := range got {
+			if got[j] != first[j] {
+				t.Fatalf("run %d: got %+v, want %+v", i, got, first)
+			}
+		}
+	}
+}

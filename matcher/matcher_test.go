@@ -84,8 +84,14 @@ func briefs(fs []reconcile.Finding) []brief {
 func TestClassify(t *testing.T) {
 	inProgress := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.IdemStatus = reconcile.IdemInProgress; return r }
 	failed := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.IdemStatus = reconcile.IdemFailed; return r }
-	yesterday := func(r reconcile.LocalRecord) reconcile.LocalRecord { r.SettledAt = r.SettledAt.AddDate(0, 0, -1); return r }
-	processing := func(tx reconcile.Transaction) reconcile.Transaction { tx.Status = reconcile.StatusProcessing; return tx }
+	yesterday := func(r reconcile.LocalRecord) reconcile.LocalRecord {
+		r.SettledAt = r.SettledAt.AddDate(0, 0, -1)
+		return r
+	}
+	processing := func(tx reconcile.Transaction) reconcile.Transaction {
+		tx.Status = reconcile.StatusProcessing
+		return tx
+	}
 	closed := func(tx reconcile.Transaction) reconcile.Transaction { tx.Status = reconcile.StatusFailed; return tx }
 	usd := func(tx reconcile.Transaction) reconcile.Transaction { tx.Currency = "USD"; return tx }
 
@@ -177,8 +183,8 @@ func TestClassify(t *testing.T) {
 			hint:   "reversed automatically",
 		},
 		{
-			name: "unambiguous duplicate payment, three copies: two reversals",
-			rows: []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 100, "09:01"), pay("O1", "T3", 100, "09:02")},
+			name:   "unambiguous duplicate payment, three copies: two reversals",
+			rows:   []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T2", 100, "09:01"), pay("O1", "T3", 100, "09:02")},
 			locals: []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")},
 			want:   []brief{{reconcile.DuplicatePayment, "T2O1", true}, {reconcile.DuplicatePayment, "T3O1", true}},
 		},

@@ -1,0 +1,218 @@
+// Package channelfeed reads channel settlement files into canonical transactions.
+//
+// Each format has a Parser, found by name with Lookup: "csv" is the
+// project's canonical CSV, "wechatpay" the WeChat Pay trade bill.
+// ParseFile reads a file from disk and fingerprints it in the same pass.
+package channelfeed
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"reconcile"
+)
+
+// Parser reads one settlement format.
+type Parser interface {
+	// Parse reads r and calls emit for each row, in file order. Every error
+	// is a *reconcile.ParseError naming opts.Name, the 1-based line and the
+	// column (header name) where there is one, except that emit's error
+	// stops parsing and is returned as is, and so is ctx's error.
+	//
+	// Rows are emitted while the file is read, but a file's own control
+	// totals can only be checked at its end: when Parse returns an error,
+	// the caller must discard every row it was given.
+	Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error
+}
+
+// Options are the settings of one Parse call.
+type Options struct {
+	Name string // file name used in errors
+	// Location is the business time zone: times without a zone in the
+	// file are read in it. Nil means UTC.
+	Location *time.Location
+}
+
+func (o Options) location() *time.Location {
+	if o.Location == nil {
+		return time.UTC
+	}
+	return o.Location
+}
+
+// errorf builds the error every parser returns for a bad file.
+func (o Options) errorf(line int, column, format string, args ...any) error {
+	return &reconcile.ParseError{File: o.Name, Line: line, Column: column, Err: fmt.Errorf(format, args...)}
+}
+
+func (o Options) wrap(line int, column string, err error) error {
+	return &reconcile.ParseError{File: o.Name, Line: line, Column: column, Err: err}
+}
+
+// ctxEvery is how many rows are parsed between two looks at the context:
+// often enough to stop a large file promptly, rarely enough to cost nothing.
+const ctxEvery = 4096
+
+var parsers = map[string]Parser{
+	"csv":       csvParser{},
+	"wechatpay": wechatPayParser{},
+}
+
+// Lookup returns the parser of a format name. An unknown name is an error
+// wrapping reconcile.ErrUnknownFormat that lists the known ones.
+func Lookup(format string) (Parser, error) {
+	p, ok := parsers[format]
+	if !ok {
+		return nil, fmt.Errorf("%w %q (known formats: %s)", reconcile.ErrUnknownFormat, format, strings.Join(Formats(), ", "))
+	}
+	return p, nil
+}
+
+// Formats returns the known format names, sorted.
+func Formats() []string {
+	return slices.Sorted(maps.Keys(parsers))
+}
+
+// FileInfo describes a parsed file.
+type FileInfo struct {
+	Path   string
+	SHA256 string // hex of the file's bytes
+	Bytes  int64
+	Rows   int // rows emitted
+}
+
+// ParseFile parses the file at path with format, reading naive times in
+// loc (nil means UTC), and returns what was read. A symbolic link is
+// followed; anything but a regular file (a directory, a device, a named
+// pipe) is refused before it is opened. The hash is taken of the bytes as
+// they are parsed, so it identifies the file the rows came from even if
+// the file is replaced afterwards. A nil emit only validates. On error the
+// FileInfo is zero; errors of Parse are returned as they are.
+func ParseFile(ctx context.Context, path, format string, loc *time.Location, emit func(reconcile.Transaction) error) (FileInfo, error) {
+	p, err := Lookup(format)
+	if err != nil {
+		return FileInfo{}, err
+	}
+	// Stat before opening: opening a FIFO for reading blocks until a
+	// writer appears, which would hang the run instead of failing it.
+	st, err := os.Stat(path)
+	if err != nil {
+		return FileInfo{}, statError(path, err)
+	}
+	if err := checkRegular(path, st.Mode()); err != nil {
+		return FileInfo{}, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return FileInfo{}, statError(path, err)
+	}
+	defer f.Close()
+	// The path may have been replaced between Stat and Open.
+	st, err = f.Stat()
+	if err != nil {
+		return FileInfo{}, statError(path, err)
+	}
+	if err := checkRegular(path, st.Mode()); err != nil {
+		return FileInfo{}, err
+	}
+
+	h := sha256.New()
+	n := &countWriter{w: h}
+	tee := io.TeeReader(f, n)
+	info := FileInfo{Path: path}
+	err = p.Parse(ctx, tee, Options{Name: path, Location: loc}, func(t reconcile.Transaction) error {
+		if emit != nil {
+			if err := emit(t); err != nil {
+				return err
+			}
+		}
+		info.Rows++
+		return nil
+	})
+	if err != nil {
+		return FileInfo{}, err
+	}
+	// Both parsers read to the end, but the hash must cover the whole file
+	// whatever a parser does, so drain what is left.
+	if _, err := io.Copy(io.Discard, tee); err != nil {
+		return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
+	}
+	info.SHA256 = hex.EncodeToString(h.Sum(nil))
+	info.Bytes = n.n
+	return info, nil
+}
+
+func statError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return fmt.Errorf("settlement file %s: symbolic link loop: %w", path, err)
+	}
+	return fmt.Errorf("settlement file %s: %w", path, err)
+}
+
+func checkRegular(path string, m fs.FileMode) error {
+	if m.IsRegular() {
+		return nil
+	}
+	what := "not a regular file (mode " + m.String() + ")"
+	switch {
+	case m.IsDir():
+		what = "a directory, not a regular file"
+	case m&fs.ModeNamedPipe != 0:
+		what = "a named pipe, not a regular file"
+	case m&fs.ModeSocket != 0:
+		what = "a socket, not a regular file"
+	case m&(fs.ModeDevice|fs.ModeCharDevice) != 0:
+		what = "a device, not a regular file"
+	}
+	return fmt.Errorf("settlement file %s is %s", path, what)
+}
+
+type countWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// parseAmount reads a non-negative plain decimal in major units of
+// currency. A sign is refused outright: settlement files state direction
+// by row kind, so a signed amount means the wrong column was mapped.
+func parseAmount(s, currency string) (int64, error) {
+	if s == "" {
+		return 0, errors.New("empty amount")
+	}
+	if s[0] == '-' || s[0] == '+' {
+		return 0, fmt.Errorf("%q: amount must be an unsigned plain decimal", s)
+	}
+	return reconcile.ParseAmount(s, currency)
+}
+
+// addChecked adds b to a, reporting false when the sum overflows int64.
+func addChecked(a, b int64) (int64, bool) {
+	c := a + b
+	if (c > a) != (b > 0) {
+		return c, false
+	}
+	return c, true
+}
+
+func discard(reconcile.Transaction) error { return nil }

@@ -1,0 +1,276 @@
+package channelfeed
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"reconcile"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/<format>/<case>/want.json from the parsers' output")
+
+// shanghai stands in for Asia/Shanghai (no DST since 1991) without
+// depending on the host's zone database.
+var shanghai = time.FixedZone("CST", 8*60*60)
+
+// TestGolden parses every testdata/<format>/<case>/input.csv through
+// ParseFile and compares the emitted rows with want.json.
+func TestGolden(t *testing.T) {
+	for _, format := range Formats() {
+		inputs, err := filepath.Glob(filepath.Join("testdata", format, "*", "input.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inputs) == 0 {
+			t.Errorf("no golden cases for format %s", format)
+		}
+		for _, input := range inputs {
+			dir := filepath.Dir(input)
+			t.Run(format+"/"+filepath.Base(dir), func(t *testing.T) {
+				got := []reconcile.Transaction{}
+				info, err := ParseFile(t.Context(), input, format, shanghai, func(tx reconcile.Transaction) error {
+					got = append(got, tx)
+					return nil
+				})
+				if err != nil {
+					t.Fatalf("ParseFile: %v", err)
+				}
+				raw, err := os.ReadFile(input)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sum := sha256.Sum256(raw)
+				if want := hex.EncodeToString(sum[:]); info.SHA256 != want {
+					t.Errorf("SHA256 = %s, want %s", info.SHA256, want)
+				}
+				if info.Bytes != int64(len(raw)) || info.Rows != len(got) || info.Path != input {
+					t.Errorf("FileInfo = %+v, want Path %s, Bytes %d, Rows %d", info, input, len(raw), len(got))
+				}
+
+				b, err := json.MarshalIndent(got, "", "  ")
+				if err != nil {
+					t.Fatal(err)
+				}
+				b = append(b, '\n')
+				golden := filepath.Join(dir, "want.json")
+				if *update {
+					if err := os.WriteFile(golden, b, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(golden)
+				if err != nil {
+					t.Fatalf("%v (run go test -update to create it)", err)
+				}
+				if !bytes.Equal(b, want) {
+					t.Errorf("rows differ from %s (go test -update rewrites it)\ngot:\n%s\nwant:\n%s", golden, b, want)
+				}
+			})
+		}
+	}
+}
+
+// TestSampleFacts pins what the golden file of the sample bill must say,
+// so a wrong want.json cannot be refreshed into place unnoticed.
+func TestSampleFacts(t *testing.T) {
+	rows := parseAll(t, "wechatpay", filepath.Join("testdata", "wechatpay", "sample", "input.csv"))
+	if got, want := len(rows), 15; got != want {
+		t.Fatalf("rows = %d, want %d", got, want)
+	}
+	byKey := map[string]reconcile.Transaction{}
+	var payments, refunds int
+	for _, r := range rows {
+		switch r.Kind {
+		case reconcile.KindPayment:
+			payments++
+		case reconcile.KindRefund:
+			refunds++
+		}
+		byKey[string(r.Kind)+"/"+r.Key()] = r
+	}
+	if payments != 9 || refunds != 6 {
+		t.Errorf("payments, refunds = %d, %d, want 9, 6", payments, refunds)
+	}
+	p := byKey["payment/ORD202611280008"]
+	if p.Amount != 5000 || p.FeeMilli != 27000 || p.ChannelTxnID != "4200009999202611280000000008" || p.Line != 9 {
+		t.Errorf("ORD202611280008 = %+v, want Amount 5000, FeeMilli 27000, ChannelTxnID …0008, Line 9", p)
+	}
+	if want := time.Date(2026, 11, 28, 14, 8, 22, 0, shanghai); !p.OccurredAt.Equal(want) {
+		t.Errorf("ORD202611280008 OccurredAt = %v, want %v", p.OccurredAt, want)
+	}
+	r := byKey["refund/RF202611280004"]
+	if r.Status != reconcile.StatusProcessing || r.Amount != 10000 || r.OrderNo != "ORD202611280006" || r.ChannelTxnID != "50300099992026112800000000005" || r.FeeMilli != -60000 {
+		t.Errorf("RF202611280004 = %+v, want processing, 10000, ORD202611280006, …0005, FeeMilli -60000", r)
+	}
+	if r := byKey["refund/RF202611280005"]; r.Amount != 5000 {
+		t.Errorf("RF202611280005 Amount = %d, want 5000 (申请退款金额, not 退款金额)", r.Amount)
+	}
+	if p := byKey["payment/ORD202611280007"]; p.Amount != 8000 {
+		t.Errorf("ORD202611280007 Amount = %d, want 8000", p.Amount)
+	}
+}
+
+func parseAll(t *testing.T, format, path string) []reconcile.Transaction {
+	t.Helper()
+	var rows []reconcile.Transaction
+	_, err := ParseFile(t.Context(), path, format, shanghai, func(tx reconcile.Transaction) error {
+		rows = append(rows, tx)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+func TestLookup(t *testing.T) {
+	if got, want := strings.Join(Formats(), ","), "csv,wechatpay"; got != want {
+		t.Errorf("Formats() = %s, want %s", got, want)
+	}
+	for _, f := range Formats() {
+		if _, err := Lookup(f); err != nil {
+			t.Errorf("Lookup(%q): %v", f, err)
+		}
+	}
+	_, err := Lookup("nope")
+	if !errors.Is(err, reconcile.ErrUnknownFormat) {
+		t.Fatalf("Lookup(nope) = %v, want an error wrapping ErrUnknownFormat", err)
+	}
+	for _, want := range []string{`"nope"`, "csv", "wechatpay"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Lookup(nope) error %q does not mention %s", err, want)
+		}
+	}
+	if _, err := ParseFile(t.Context(), "testdata/csv/basic/input.csv", "nope", nil, nil); !errors.Is(err, reconcile.ErrUnknownFormat) {
+		t.Errorf("ParseFile with format nope = %v, want ErrUnknownFormat", err)
+	}
+}
+
+func TestParseFileNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "loop.csv")
+	if err := os.Symlink(filepath.Join(dir, "loop2.csv"), loop); err != nil {
+		t.Skipf("symlinks: %v", err)
+	}
+	if err := os.Symlink(loop, filepath.Join(dir, "loop2.csv")); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link.csv")
+	abs, err := filepath.Abs("testdata/csv/basic/input.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(abs, link); err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name, path, want string
+	}{
+		{"directory", dir, "is a directory"},
+		{"symlink loop", loop, "symbolic link loop"},
+		{"missing", filepath.Join(dir, "nothing.csv"), "no such file"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			info, err := ParseFile(t.Context(), tt.path, "csv", nil, func(reconcile.Transaction) error {
+				calls++
+				return nil
+			})
+			if err == nil {
+				t.Fatalf("ParseFile(%s) = %+v, want an error", tt.path, info)
+			}
+			if !strings.Contains(err.Error(), tt.path) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to name %s and say %q", err, tt.path, tt.want)
+			}
+			if calls != 0 {
+				t.Errorf("emit called %d times", calls)
+			}
+		})
+	}
+
+	t.Run("symlink to a file", func(t *testing.T) {
+		info, err := ParseFile(t.Context(), link, "csv", nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := info.Rows, 6; got != want {
+			t.Errorf("Rows = %d, want %d", got, want)
+		}
+	})
+}
+
+func TestParseStops(t *testing.T) {
+	for _, format := range Formats() {
+		input := filepath.Join("testdata", format, "basic", "input.csv")
+		if format == "wechatpay" {
+			input = filepath.Join("testdata", format, "sample", "input.csv")
+		}
+		t.Run(format+"/emit error", func(t *testing.T) {
+			stop := errors.New("stop")
+			calls := 0
+			_, err := ParseFile(t.Context(), input, format, nil, func(reconcile.Transaction) error {
+				calls++
+				if calls == 2 {
+					return stop
+				}
+				return nil
+			})
+			if err != stop {
+				t.Errorf("err = %v, want emit's error as is", err)
+			}
+			if calls != 2 {
+				t.Errorf("emit called %d times after its error, want 2 calls", calls)
+			}
+		})
+		t.Run(format+"/cancelled", func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			cancel()
+			_, err := ParseFile(ctx, input, format, nil, nil)
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+// TestCancelMidway checks that a long file stops within ctxEvery rows of
+// the cancellation.
+func TestCancelMidway(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n")
+	for i := range 3 * ctxEvery {
+		b.WriteString("payment,ORD")
+		b.WriteString(strings.Repeat("9", 1+i%5))
+		b.WriteString(",,TXN,1.00,CNY,2026-11-28T00:00:00Z\n")
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	n := 0
+	p, _ := Lookup("csv")
+	err := p.Parse(ctx, strings.NewReader(b.String()), Options{Name: "big.csv"}, func(reconcile.Transaction) error {
+		n++
+		if n == 10 {
+			cancel()
+		}
+		return nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if n > ctxEvery {
+		t.Errorf("emitted %d rows after cancel, want at most %d", n, ctxEvery)
+	}
+}

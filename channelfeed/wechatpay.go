@@ -1,0 +1,573 @@
+package channelfeed
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"reconcile"
+)
+
+// wechatPayParser reads a WeChat Pay trade bill (交易账单, v2 downloadbill
+// and v3 tradebill share the layout): a plain header, detail rows whose
+// every field starts with a backtick, a summary header starting with
+// 总交易单数 and one summary row. Columns are found by name because the
+// header differs per bill type (ALL, SUCCESS, REFUND) and account vintage.
+//
+// The bill is not CSV: fields are never quoted and free text (商品名称,
+// 商户数据包) may hold commas, so rows are split on the two characters ",`".
+type wechatPayParser struct{}
+
+var _ Parser = wechatPayParser{}
+
+// Detail columns read by name.
+const (
+	wxTime           = "交易时间"
+	wxTxnID          = "微信订单号"
+	wxOrderNo        = "商户订单号"
+	wxState          = "交易状态"
+	wxCurrency       = "货币种类"
+	wxSettle         = "应结订单金额"
+	wxRefundID       = "微信退款单号"
+	wxRefundNo       = "商户退款单号"
+	wxRefundAmount   = "退款金额"
+	wxRechargeRefund = "充值券退款金额"
+	wxRefundState    = "退款状态"
+	wxFee            = "手续费"
+	wxOrderAmount    = "订单金额"
+	wxRefundApplied  = "申请退款金额"
+	wxCount          = "总交易单数"
+)
+
+var wxRequired = []string{wxTime, wxTxnID, wxOrderNo, wxState, wxCurrency}
+
+// wxAliases maps pre-2018 header names onto today's, so one mapping reads
+// both layouts.
+var wxAliases = map[string]string{
+	"子商户号":       "特约商户号",
+	"总金额":        wxSettle,
+	"代金券或立减优惠金额": "代金券金额",
+	"企业红包金额":     "代金券金额",
+}
+
+// wxSums are the detail columns the summary row totals; 手续费 has three
+// more decimals than the currency.
+var wxSums = []struct {
+	column string
+	fee    bool
+}{
+	{wxSettle, false},
+	{wxRefundAmount, false},
+	{wxRechargeRefund, false},
+	{"代金券或立减优惠退款金额", false},
+	{"企业红包退款金额", false},
+	{wxOrderAmount, false},
+	{wxRefundApplied, false},
+	{wxFee, true},
+}
+
+// wxSummaryOf maps a summary column onto the detail column it totals.
+// Summary columns not listed are not checked.
+var wxSummaryOf = map[string]string{
+	"应结订单总金额":       wxSettle,
+	"总交易额":          wxSettle, // pre-2018: Σ总金额
+	"退款总金额":         wxRefundAmount,
+	"总退款金额":         wxRefundAmount,
+	"充值券退款总金额":      wxRechargeRefund,
+	"总代金券或立减优惠退款金额": "代金券或立减优惠退款金额",
+	"总企业红包退款金额":     "企业红包退款金额",
+	"手续费总金额":        wxFee,
+	"订单总金额":         wxOrderAmount,
+	"申请退款总金额":       wxRefundApplied,
+}
+
+// wxMaxLine bounds one line so a corrupt file cannot make the parser
+// buffer it whole.
+const wxMaxLine = 1 << 20
+
+const wxTimeLayout = "2006-01-02 15:04:05"
+
+// wxBill is the state of one bill being read.
+type wxBill struct {
+	opts Options
+	loc  *time.Location
+
+	names []string       // header names as written, for errors
+	cols  map[string]int // canonical name → field index
+	// payAmount and refundAmount name the columns compared for each kind:
+	// 订单金额 and 申请退款金额, or the pre-2018 应结订单金额 (总金额) and
+	// 退款金额 when the layout lacks them.
+	payAmount, refundAmount string
+	sumIdx                  []int // field index of each wxSums column, -1 when absent
+
+	currency string
+	digits   int
+	rows     int64
+	sums     []int64 // running totals of wxSums
+}
+
+func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
+	if emit == nil {
+		emit = discard
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b := &wxBill{opts: opts, loc: opts.location(), digits: 2}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), wxMaxLine)
+	line := 0
+	next := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
+		line++
+		s := sc.Text()
+		if line == 1 {
+			s = strings.TrimPrefix(s, "\uFEFF")
+		}
+		return s, true
+	}
+	scanErr := func() error {
+		if errors.Is(sc.Err(), bufio.ErrTooLong) {
+			return opts.errorf(line+1, "", "line longer than %d bytes", wxMaxLine)
+		}
+		return opts.wrap(line+1, "", fmt.Errorf("read: %w", sc.Err()))
+	}
+
+	first, ok := next()
+	if !ok {
+		if sc.Err() != nil {
+			return scanErr()
+		}
+		return opts.errorf(0, "", "empty file")
+	}
+	if strings.TrimSpace(first) == "" {
+		for {
+			s, ok := next()
+			if !ok {
+				if sc.Err() != nil {
+					return scanErr()
+				}
+				return opts.errorf(0, "", "empty file")
+			}
+			if strings.TrimSpace(s) != "" {
+				return opts.errorf(1, "", "line 1 is empty; want the detail header")
+			}
+		}
+	}
+	if t := strings.TrimSpace(first); strings.HasPrefix(t, "<") || strings.HasPrefix(t, "{") {
+		return b.replyError(first, next)
+	}
+	if err := b.header(first); err != nil {
+		return err
+	}
+
+	// Detail rows, up to the summary header.
+	for {
+		s, ok := next()
+		if !ok {
+			if sc.Err() != nil {
+				return scanErr()
+			}
+			what := "the detail rows"
+			if b.rows == 0 {
+				what = "the header"
+			}
+			return opts.wrap(line+1, wxCount, fmt.Errorf("%w: no summary section, the file ends after %s (truncated download?)", reconcile.ErrControlTotal, what))
+		}
+		if strings.TrimSpace(s) == "" {
+			continue
+		}
+		if strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(s), "`"), wxCount) {
+			if err := b.summary(s, line, next); err != nil {
+				if sc.Err() != nil {
+					return scanErr()
+				}
+				return err
+			}
+			break
+		}
+		t, err := b.row(s, line)
+		if err != nil {
+			return err
+		}
+		if err := emit(t); err != nil {
+			return err
+		}
+		if b.rows%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+
+	for {
+		s, ok := next()
+		if !ok {
+			break
+		}
+		if strings.TrimSpace(s) != "" {
+			return opts.errorf(line, "", "unexpected line after the summary row")
+		}
+	}
+	if sc.Err() != nil {
+		return scanErr()
+	}
+	return nil
+}
+
+var (
+	wxReturnMsg = regexp.MustCompile(`<(return_msg|err_code_des)>\s*(?:<!\[CDATA\[)?(.*?)(?:\]\]>)?\s*</(?:return_msg|err_code_des)>`)
+	wxJSONMsg   = regexp.MustCompile(`"message"\s*:\s*"([^"]*)"`)
+)
+
+// replyError explains a file that is WeChat's error reply (XML from v2,
+// JSON from v3) saved in place of the bill, quoting WeChat's message.
+func (b *wxBill) replyError(first string, next func() (string, bool)) error {
+	const limit = 4 << 10
+	var sb strings.Builder
+	sb.WriteString(first)
+	for sb.Len() < limit {
+		s, ok := next()
+		if !ok {
+			break
+		}
+		sb.WriteString("\n")
+		sb.WriteString(s)
+	}
+	body := sb.String()
+	kind, msg := "an XML", ""
+	if strings.HasPrefix(strings.TrimSpace(first), "{") {
+		kind = "a JSON"
+		if m := wxJSONMsg.FindStringSubmatch(body); m != nil {
+			msg = m[1]
+		}
+	} else {
+		var parts []string
+		for _, m := range wxReturnMsg.FindAllStringSubmatch(body, -1) {
+			if m[2] != "" {
+				parts = append(parts, m[2])
+			}
+		}
+		msg = strings.Join(parts, "; ")
+	}
+	if msg == "" {
+		msg = strings.TrimSpace(first)
+	}
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	if len(msg) > 200 {
+		msg = msg[:200] + "…"
+	}
+	return b.opts.errorf(1, "", "WeChat Pay sent %s error reply instead of a bill: %s", kind, msg)
+}
+
+// splitHeader splits a header line, which is plain comma-separated text;
+// a leading backtick is dropped too, as some tools write one.
+func splitHeader(s string) []string {
+	cells := strings.Split(s, ",")
+	for i, c := range cells {
+		cells[i] = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c), "`"))
+	}
+	return cells
+}
+
+// splitRow splits a data row: drop the first backtick, split on ",`",
+// which also drops each later field's backtick. A comma not followed by a
+// backtick is text.
+func splitRow(s string) ([]string, bool) {
+	s = strings.TrimSpace(s)
+	if !strings.HasPrefix(s, "`") {
+		return nil, false
+	}
+	fields := strings.Split(s[1:], ",`")
+	for i, f := range fields {
+		fields[i] = strings.TrimSpace(f)
+	}
+	return fields, true
+}
+
+func (b *wxBill) header(s string) error {
+	if !utf8.ValidString(s) {
+		return b.opts.errorf(1, "", "header: invalid UTF-8")
+	}
+	b.names = splitHeader(s)
+	b.cols = make(map[string]int, len(b.names))
+	for i, name := range b.names {
+		canon := name
+		if a, ok := wxAliases[name]; ok {
+			canon = a
+		}
+		if canon == "" {
+			continue
+		}
+		if j, dup := b.cols[canon]; dup {
+			return b.opts.errorf(1, name, "duplicate column (fields %d and %d)", j+1, i+1)
+		}
+		b.cols[canon] = i
+	}
+	for _, c := range wxRequired {
+		if _, ok := b.cols[c]; !ok {
+			return b.opts.errorf(1, c, "missing required column")
+		}
+	}
+	switch {
+	case b.has(wxOrderAmount):
+		b.payAmount = wxOrderAmount
+	case b.has(wxSettle):
+		b.payAmount = wxSettle
+	default:
+		return b.opts.errorf(1, wxOrderAmount, "missing required column (nor 应结订单金额/总金额)")
+	}
+	// A SUCCESS bill has no refund columns; any other needs all of them.
+	if b.has(wxRefundNo) || b.has(wxRefundID) || b.has(wxRefundState) {
+		for _, c := range []string{wxRefundNo, wxRefundID, wxRefundState} {
+			if !b.has(c) {
+				return b.opts.errorf(1, c, "missing required column")
+			}
+		}
+		switch {
+		case b.has(wxRefundApplied):
+			b.refundAmount = wxRefundApplied
+		case b.has(wxRefundAmount):
+			b.refundAmount = wxRefundAmount
+		default:
+			return b.opts.errorf(1, wxRefundApplied, "missing required column (nor 退款金额)")
+		}
+	}
+	b.sumIdx = make([]int, len(wxSums))
+	b.sums = make([]int64, len(wxSums))
+	for k, c := range wxSums {
+		b.sumIdx[k] = -1
+		if i, ok := b.cols[c.column]; ok {
+			b.sumIdx[k] = i
+		}
+	}
+	return nil
+}
+
+func (b *wxBill) has(canon string) bool {
+	_, ok := b.cols[canon]
+	return ok
+}
+
+// name is the header name of a canonical column as the file spells it.
+func (b *wxBill) name(canon string) string {
+	if i, ok := b.cols[canon]; ok {
+		return b.names[i]
+	}
+	return canon
+}
+
+func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
+	opts := b.opts
+	f, ok := splitRow(s)
+	if !ok {
+		return reconcile.Transaction{}, opts.errorf(line, "", "detail row does not start with a backtick")
+	}
+	if len(f) != len(b.names) {
+		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
+	}
+	for i, v := range f {
+		if !utf8.ValidString(v) {
+			return reconcile.Transaction{}, opts.errorf(line, b.names[i], "invalid UTF-8")
+		}
+	}
+	b.rows++
+	get := func(canon string) string {
+		if i, ok := b.cols[canon]; ok {
+			return f[i]
+		}
+		return ""
+	}
+
+	t := reconcile.Transaction{
+		RawKind:      get(wxState),
+		OrderNo:      get(wxOrderNo),
+		ChannelTxnID: get(wxTxnID),
+		Currency:     get(wxCurrency),
+		Line:         line,
+	}
+	if t.RawKind == "" {
+		return t, opts.errorf(line, b.name(wxState), "empty 交易状态")
+	}
+	var err error
+	t.OccurredAt, err = time.ParseInLocation(wxTimeLayout, get(wxTime), b.loc)
+	if err != nil {
+		return t, opts.errorf(line, b.name(wxTime), "%q: want YYYY-MM-DD HH:MM:SS", get(wxTime))
+	}
+	digits, ok := reconcile.CurrencyDigits(t.Currency)
+	if !ok {
+		return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %q", t.Currency)
+	}
+	if b.currency == "" {
+		b.currency, b.digits = t.Currency, digits
+	} else if t.Currency != b.currency {
+		return t, opts.errorf(line, b.name(wxCurrency), "currency %s in a bill of %s: the summary totals cannot be checked", t.Currency, b.currency)
+	}
+
+	// Every totalled column is read on every row, whatever its kind, so
+	// the sums compare with the summary. An empty field counts as zero:
+	// which columns WeChat fills on unusual rows is not documented.
+	vals := make(map[string]int64, len(wxSums))
+	for k, c := range wxSums {
+		i := b.sumIdx[k]
+		if i < 0 || f[i] == "" {
+			continue
+		}
+		var v int64
+		if c.fee {
+			// May be negative: a refund returns its share of the fee.
+			v, err = reconcile.ParseDecimal(f[i], digits+3)
+		} else {
+			v, err = parseAmount(f[i], t.Currency)
+		}
+		if err != nil {
+			return t, opts.errorf(line, b.names[i], "%w", err)
+		}
+		sum, ok := addChecked(b.sums[k], v)
+		if !ok {
+			return t, opts.errorf(line, b.names[i], "column total overflows")
+		}
+		b.sums[k] = sum
+		vals[c.column] = v
+	}
+	t.FeeMilli = vals[wxFee]
+
+	switch strings.ToUpper(t.RawKind) {
+	case "SUCCESS":
+		t.Kind = reconcile.KindPayment
+		t.Status = reconcile.StatusSuccess
+		if t.OrderNo == "" {
+			return t, opts.errorf(line, b.name(wxOrderNo), "empty order number on a payment row")
+		}
+		if get(b.payAmount) == "" {
+			return t, opts.errorf(line, b.name(b.payAmount), "empty amount")
+		}
+		t.Amount = vals[b.payAmount]
+	case "REFUND":
+		t.Kind = reconcile.KindRefund
+		if b.refundAmount == "" {
+			return t, opts.errorf(line, "", "refund row in a bill without refund columns")
+		}
+		// Payment rows carry "0" as refund number; on a refund row it
+		// would become a key shared by unrelated refunds.
+		t.RefundNo = get(wxRefundNo)
+		if t.RefundNo == "" || t.RefundNo == "0" {
+			return t, opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%q)", t.RefundNo)
+		}
+		t.ChannelTxnID = get(wxRefundID)
+		if get(b.refundAmount) == "" {
+			return t, opts.errorf(line, b.name(b.refundAmount), "empty amount")
+		}
+		t.Amount = vals[b.refundAmount]
+		// 退款状态 is a snapshot taken when the bill was cut.
+		switch st := get(wxRefundState); strings.ToUpper(st) {
+		case "SUCCESS":
+			t.Status = reconcile.StatusSuccess
+		case "PROCESSING", "CHANGE":
+			t.Status = reconcile.StatusProcessing
+		case "REFUNDCLOSE":
+			t.Status = reconcile.StatusFailed
+		case "":
+			return t, opts.errorf(line, b.name(wxRefundState), "empty refund status on a refund row")
+		default:
+			return t, opts.errorf(line, b.name(wxRefundState), "unknown refund status %q (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", st)
+		}
+	default:
+		// REVOKED or a word WeChat added later: kept for review with what
+		// it has. A revoked payment moved no money; for an unknown word the
+		// outcome is not known, which processing says.
+		t.Kind = reconcile.KindOther
+		t.Amount = vals[b.payAmount]
+		t.Status = reconcile.StatusProcessing
+		if strings.EqualFold(t.RawKind, "REVOKED") {
+			t.Status = reconcile.StatusFailed
+		}
+	}
+	return t, nil
+}
+
+// summary reads the summary header at line and the summary row after it,
+// and checks them against the detail rows read.
+func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
+	opts := b.opts
+	headerLine := line
+	if !utf8.ValidString(s) {
+		return opts.errorf(line, "", "summary header: invalid UTF-8")
+	}
+	names := splitHeader(s)
+	at := make(map[string]int, len(names))
+	for i, n := range names {
+		if j, dup := at[n]; dup && n != "" {
+			return opts.errorf(line, n, "duplicate summary column (fields %d and %d)", j+1, i+1)
+		}
+		at[n] = i
+	}
+
+	var row string
+	ok := false
+	for !ok || strings.TrimSpace(row) == "" {
+		row, ok = next()
+		if !ok {
+			return opts.wrap(line+1, wxCount, fmt.Errorf("%w: no summary row after the summary header (truncated download?)", reconcile.ErrControlTotal))
+		}
+		line++
+	}
+	vals, ok := splitRow(row)
+	if !ok {
+		return opts.errorf(line, "", "summary row does not start with a backtick")
+	}
+	if len(vals) != len(names) {
+		return opts.errorf(line, "", "summary row has %d fields, summary header has %d", len(vals), len(names))
+	}
+	for i, v := range vals {
+		if !utf8.ValidString(v) {
+			return opts.errorf(line, names[i], "invalid UTF-8")
+		}
+	}
+
+	// The count comes first: a missing row explains any sum that is off.
+	i, ok := at[wxCount]
+	if !ok {
+		return opts.errorf(headerLine, wxCount, "summary header lacks the column")
+	}
+	n, err := reconcile.ParseDecimal(vals[i], 0) // "45.0" occurs
+	if err != nil {
+		return opts.errorf(line, names[i], "%w", err)
+	}
+	if n != b.rows {
+		return opts.wrap(line, names[i], fmt.Errorf("%w: summary says %d rows, file has %d", reconcile.ErrControlTotal, n, b.rows))
+	}
+	for i, name := range names {
+		col, ok := wxSummaryOf[name]
+		if !ok {
+			continue
+		}
+		scale := b.digits
+		var got int64 // a column the layout lacks sums to zero
+		for k, c := range wxSums {
+			if c.column == col {
+				got = b.sums[k]
+				if c.fee {
+					scale += 3
+				}
+			}
+		}
+		want, err := reconcile.ParseDecimal(vals[i], scale)
+		if err != nil {
+			return opts.errorf(line, name, "%w", err)
+		}
+		if want != got {
+			return opts.wrap(line, name, fmt.Errorf("%w: summary says %s, rows sum to %s",
+				reconcile.ErrControlTotal, reconcile.FormatDecimal(want, scale), reconcile.FormatDecimal(got, scale)))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,469 @@
+package reports
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/slack-go/slack"
+
+	"reconcile"
+)
+
+// Message is one alert: Block Kit blocks plus a plain-text fallback.
+type Message struct {
+	Text   string
+	Blocks []slack.Block
+}
+
+// Notifier delivers a message, with the workbook attached when it can.
+type Notifier interface {
+	Notify(ctx context.Context, msg Message, attachment string) error
+}
+
+const (
+	// valueRunes is how much of a value from a file the alert shows; the
+	// workbook has it whole.
+	valueRunes = 60
+	// hintRunes is longer: a hint is a sentence, though it may quote the file.
+	hintRunes = 120
+	// errorRunes is how much of an error text a failure alert shows.
+	errorRunes = 1500
+	// sectionLimit keeps a section under Slack's 3000 characters.
+	sectionLimit = 2900
+	// maxTop bounds the listed items, which keeps the message under
+	// Slack's 50 blocks whatever the caller asks for.
+	maxTop = 30
+)
+
+// RunMessage is the alert of a finished run: counts, money at risk and the
+// top items needing review, largest amount at risk first.
+func RunMessage(res *reconcile.Result, top int) Message {
+	run := res.Run
+	needs := res.NeedsReview()
+	head := fmt.Sprintf("Reconciliation %s %s: %d %s review",
+		clip(run.Channel, valueRunes), dayText(run.Day), needs, plural(needs, "needs", "need"))
+	if run.DryRun {
+		head += " (dry run)"
+	}
+
+	fields := []*slack.TextBlockObject{
+		field("Status", string(run.Status)),
+		field("Needs review", fmt.Sprint(needs)),
+		field("Auto reversed", fmt.Sprint(res.AutoReversed())),
+		field("Journals", fmt.Sprint(len(res.Journals))),
+		field("Channel rows", fmt.Sprint(res.ChannelRows)),
+		field("Local rows", fmt.Sprint(res.LocalRows)),
+	}
+	if run.File != "" {
+		fields = append(fields, field("File", alertValue(baseName(run.File))))
+	}
+
+	var counts []string
+	for _, c := range reconcile.Categories {
+		if n := res.Counts[c]; n > 0 {
+			counts = append(counts, fmt.Sprintf("• %s: %d", c, n))
+		}
+	}
+	if len(counts) == 0 {
+		counts = append(counts, "• none")
+	}
+
+	risk := res.AtRisk()
+	var money, moneyText []string
+	for _, cur := range sortedCurrencies(risk) {
+		amount := alertValue(cur) + " " + reconcile.FormatAmount(risk[cur], cur)
+		money = append(money, "• "+amount)
+		moneyText = append(moneyText, amount)
+	}
+	if len(money) == 0 {
+		money = append(money, "• none")
+	}
+
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(nil, fields, nil),
+		slack.NewSectionBlock(mrkdwn("*Counts*\n"+strings.Join(counts, "\n")), nil, nil),
+		slack.NewSectionBlock(mrkdwn("*Money at risk*\n"+strings.Join(money, "\n")), nil, nil),
+	}
+
+	review := topForReview(res.Findings)
+	if top > maxTop {
+		top = maxTop
+	}
+	if top > 0 && len(review) > 0 {
+		shown := review[:min(top, len(review))]
+		blocks = append(blocks, slack.NewDividerBlock())
+		title := fmt.Sprintf("*Top %d needing review*", len(shown))
+		for _, text := range chunkLines(title, itemLines(shown)) {
+			blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, nil))
+		}
+		if rest := len(review) - len(shown); rest > 0 {
+			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("and %d more in the workbook", rest))))
+		}
+	}
+
+	// The fallback shows in notifications and is parsed for mentions too,
+	// so it carries counts and money only, nothing read from the file.
+	text := escapeSlack(head) + fmt.Sprintf(", %d auto reversed", res.AutoReversed())
+	if run.Status != reconcile.RunSucceeded && run.Status != "" {
+		text += ", status " + string(run.Status)
+	}
+	if len(moneyText) > 0 {
+		text += "; at risk " + strings.Join(moneyText, ", ")
+	}
+	return Message{Text: text, Blocks: blocks}
+}
+
+// FailureMessage is the alert of a run that failed: why, in the error's own
+// words with any secret taken out, and which channel, date and file.
+func FailureMessage(run reconcile.Run, err error) Message {
+	reason := run.Error
+	if err != nil {
+		reason = err.Error()
+	}
+	reason = strings.TrimSpace(RedactSecrets(reason))
+	if reason == "" {
+		reason = "no reason was recorded"
+	}
+	head := fmt.Sprintf("Reconciliation %s %s failed", clip(run.Channel, valueRunes), dayText(run.Day))
+	if run.DryRun {
+		head += " (dry run)"
+	}
+
+	fields := []*slack.TextBlockObject{
+		field("Channel", alertValue(run.Channel)),
+		field("Business date", dayText(run.Day)),
+	}
+	if run.File != "" {
+		fields = append(fields, field("File", alertValue(baseName(run.File))))
+	}
+	if run.ID != "" {
+		fields = append(fields, field("Run ID", alertValue(run.ID)))
+	}
+	retry := fmt.Sprintf("Once the cause is fixed, run `reconcile --date %s --channel %s` again.",
+		dayText(run.Day), alertValue(run.Channel))
+
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(mrkdwn("*The run failed:* "+escapeSlack(clip(reason, errorRunes))), nil, nil),
+		slack.NewSectionBlock(nil, fields, nil),
+		slack.NewContextBlock("", mrkdwn(retry)),
+	}
+	return Message{
+		Text:   escapeSlack(head) + ": " + escapeSlack(clip(reason, 300)),
+		Blocks: blocks,
+	}
+}
+
+// topForReview returns the findings that need review, the largest amount
+// at risk first. Amounts compare in major units, exactly; currencies are
+// not converted, so 5000 JPY ranks above 40.00 USD.
+func topForReview(fs []reconcile.Finding) []reconcile.Finding {
+	var out []reconcile.Finding
+	for _, f := range fs {
+		if f.NeedsReview() {
+			out = append(out, f)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b reconcile.Finding) int {
+		return compareMajor(b.AtRisk(), findingCurrency(b), a.AtRisk(), findingCurrency(a))
+	})
+	return out
+}
+
+// compareMajor compares two amounts in major units without a float: the
+// whole units first, then the fractions brought to the same digits.
+func compareMajor(a int64, curA string, b int64, curB string) int {
+	da, db := digits(curA), digits(curB)
+	pa, pb := pow10(da), pow10(db)
+	if c := cmp.Compare(a/pa, b/pb); c != 0 {
+		return c
+	}
+	d := max(da, db)
+	return cmp.Compare((a%pa)*pow10(d-da), (b%pb)*pow10(d-db))
+}
+
+func digits(currency string) int {
+	if d, ok := reconcile.CurrencyDigits(currency); ok {
+		return d
+	}
+	return 2 // as FormatAmount writes an unknown currency
+}
+
+func pow10(n int) int64 {
+	p := int64(1)
+	for range n {
+		p *= 10
+	}
+	return p
+}
+
+func itemLines(fs []reconcile.Finding) []string {
+	lines := make([]string, 0, len(fs))
+	for _, f := range fs {
+		parts := []string{"*" + string(f.Category) + "*"}
+		if f.OrderNo != "" {
+			parts = append(parts, "order "+alertValue(f.OrderNo))
+		}
+		if f.RefundNo != "" {
+			parts = append(parts, "refund "+alertValue(f.RefundNo))
+		}
+		cur := findingCurrency(f)
+		parts = append(parts, alertValue(cur)+" "+reconcile.FormatAmount(f.AtRisk(), cur)+" at risk")
+		line := "• " + strings.Join(parts, " · ")
+		if hint := reviewHint(f); hint != "" {
+			line += " — " + escapeSlack(clip(hint, hintRunes))
+		}
+		lines = append(lines, line)
+	}
+	return lines
+}
+
+// chunkLines joins lines under a title into texts that each fit a section.
+func chunkLines(title string, lines []string) []string {
+	var out []string
+	cur := title
+	for _, l := range lines {
+		if len(cur)+1+len(l) > sectionLimit {
+			out = append(out, cur)
+			cur = l
+			continue
+		}
+		cur += "\n" + l
+	}
+	return append(out, cur)
+}
+
+func field(label, value string) *slack.TextBlockObject {
+	return mrkdwn("*" + label + "*\n" + value)
+}
+
+// mrkdwn is verbatim so that Slack does not turn bare names or URLs from a
+// file into mentions or links on its own.
+func mrkdwn(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
+}
+
+func plain(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, escapeSlack(clip(text, 150)), false, false)
+}
+
+// dayText is the business date, or a placeholder when a run failed before
+// it had one.
+func dayText(d reconcile.BusinessDay) string {
+	if d.Date.IsZero() {
+		return "(no date)"
+	}
+	return d.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+var slackEscaper = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
+
+// escapeSlack escapes the three characters Slack reads as markup, so a
+// value cannot ping (<!channel>) or forge a link (<http://evil|click>).
+func escapeSlack(s string) string { return slackEscaper.Replace(s) }
+
+// alertValue is a value from a settlement file as the alert shows it:
+// one line, cut short, escaped.
+func alertValue(s string) string { return escapeSlack(clip(s, valueRunes)) }
+
+// clip puts s on one line, drops the characters that reorder or hide text,
+// and cuts it to n runes with an ellipsis.
+func clip(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\r' || r == '\t':
+			return ' '
+		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+			return -1
+		}
+		return r
+	}, s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
+}
+
+// NewBotNotifier posts with a bot token and uploads the workbook beside the
+// message. opts go to slack.New, e.g. slack.OptionAPIURL in tests.
+func NewBotNotifier(token, channel string, opts ...slack.Option) Notifier {
+	return &botNotifier{client: slack.New(token, opts...), channel: channel}
+}
+
+type botNotifier struct {
+	client  *slack.Client
+	channel string
+}
+
+func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
+	channelID, _, err := n.client.PostMessageContext(ctx, n.channel,
+		slack.MsgOptionBlocks(msg.Blocks...),
+		slack.MsgOptionText(msg.Text, false),
+	)
+	if err != nil {
+		return fmt.Errorf("post slack alert to %s: %w", n.channel, redactedError{err})
+	}
+	if attachment == "" {
+		return nil
+	}
+	fi, err := os.Stat(attachment)
+	if err != nil {
+		return fmt.Errorf("attach workbook: %w", err)
+	}
+	// files.completeUploadExternal wants a channel id, and the configured
+	// channel may be a name; chat.postMessage answers with the id.
+	if channelID == "" {
+		channelID = n.channel
+	}
+	name := filepath.Base(attachment)
+	_, err = n.client.UploadFileContext(ctx, slack.UploadFileParameters{
+		File:     attachment,
+		FileSize: int(fi.Size()),
+		Filename: name,
+		Title:    name,
+		Channel:  channelID,
+	})
+	if err != nil {
+		return fmt.Errorf("upload %s to slack %s: %w", name, n.channel, redactedError{err})
+	}
+	return nil
+}
+
+// NewWebhookNotifier posts to an incoming webhook. A webhook cannot carry a
+// file, so the message names the workbook instead; a nil client gets one
+// with a timeout.
+func NewWebhookNotifier(url string, client *http.Client) Notifier {
+	if client == nil {
+		client = &http.Client{Timeout: 30 * time.Second}
+	}
+	return &webhookNotifier{url: url, client: client}
+}
+
+type webhookNotifier struct {
+	url    string
+	client *http.Client
+}
+
+func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
+	blocks := slices.Clip(msg.Blocks)
+	text := msg.Text
+	if attachment != "" {
+		// The name only: the path is of no use to a reader in Slack.
+		note := "Workbook: " + alertValue(filepath.Base(attachment)) + " (kept with the run's outputs)"
+		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(note)))
+		text += " (workbook " + alertValue(filepath.Base(attachment)) + ")"
+	}
+	err := slack.PostWebhookCustomHTTPContext(ctx, n.url, n.client, &slack.WebhookMessage{
+		Text:   text,
+		Blocks: &slack.Blocks{BlockSet: blocks},
+	})
+	if err != nil {
+		// The webhook URL is the secret, and net/http quotes it in errors.
+		return fmt.Errorf("post slack webhook: %w", redactedError{err})
+	}
+	return nil
+}
+
+// NewPrintNotifier writes the message as plain text to w, for runs with no
+// Slack configured and for `reconcile demo`.
+func NewPrintNotifier(w io.Writer) Notifier { return &printNotifier{w: w} }
+
+type printNotifier struct{ w io.Writer }
+
+func (n *printNotifier) Notify(_ context.Context, msg Message, attachment string) error {
+	out := plainText(msg)
+	if attachment != "" {
+		out += "(workbook: " + filepath.Base(attachment) + ")\n"
+	}
+	_, err := io.WriteString(n.w, out)
+	return err
+}
+
+var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
+
+// plainText renders a message for a terminal: the header underlined, each
+// section's lines, fields as "Label: value". Slack's escapes are undone,
+// which is safe on a terminal because clip already took control characters
+// out of every value.
+func plainText(msg Message) string {
+	if len(msg.Blocks) == 0 {
+		return slackUnescaper.Replace(msg.Text) + "\n"
+	}
+	var b strings.Builder
+	for _, block := range msg.Blocks {
+		switch bl := block.(type) {
+		case *slack.HeaderBlock:
+			if bl.Text != nil {
+				t := slackUnescaper.Replace(bl.Text.Text)
+				b.WriteString(t + "\n" + strings.Repeat("=", utf8.RuneCountInString(t)) + "\n")
+			}
+		case *slack.SectionBlock:
+			if bl.Text != nil {
+				b.WriteString(plainMrkdwn(bl.Text.Text) + "\n")
+			}
+			for _, f := range bl.Fields {
+				label, value, ok := strings.Cut(f.Text, "\n")
+				if ok {
+					b.WriteString(plainMrkdwn(label) + ": " + plainMrkdwn(value) + "\n")
+				} else {
+					b.WriteString(plainMrkdwn(f.Text) + "\n")
+				}
+			}
+			b.WriteString("\n")
+		case *slack.ContextBlock:
+			for _, e := range bl.ContextElements.Elements {
+				if t, ok := e.(*slack.TextBlockObject); ok {
+					b.WriteString(plainMrkdwn(t.Text) + "\n")
+				}
+			}
+		case *slack.DividerBlock:
+			b.WriteString("----\n")
+		}
+	}
+	return b.String()
+}
+
+// plainMrkdwn drops the bold marks the alert puts around labels and
+// categories, then undoes Slack's escapes.
+func plainMrkdwn(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		prefix := ""
+		if rest, ok := strings.CutPrefix(l, "• "); ok {
+			prefix, l = "• ", rest
+		}
+		if strings.HasPrefix(l, "*") {
+			if end := strings.Index(l[1:], "*"); end >= 0 {
+				l = l[1:end+1] + l[end+2:]
+			}
+		}
+		lines[i] = prefix + slackUnescaper.Replace(l)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// redactedError hides secrets in the text of an error from the Slack
+// client, which may quote a webhook URL or a token, while keeping the
+// error itself for errors.Is and errors.As.
+type redactedError struct{ err error }
+
+func (e redactedError) Error() string { return RedactSecrets(e.err.Error()) }
+func (e redactedError) Unwrap() error { return e.err }

@@ -1,0 +1,480 @@
+package reports_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/slack-go/slack"
+
+	"reconcile"
+	"reconcile/reports"
+)
+
+// blockTexts returns every string in the JSON of blocks, joined by
+// newlines, so a test reads what Slack would render, not JSON escapes.
+func blockTexts(t *testing.T, blocksJSON []byte) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(blocksJSON, &v); err != nil {
+		t.Fatalf("blocks are not JSON: %v\n%s", err, blocksJSON)
+	}
+	var out []string
+	var walk func(any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				if k == "text" {
+					if s, ok := e.(string); ok {
+						out = append(out, s)
+						continue
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return strings.Join(out, "\n")
+}
+
+func messageTexts(t *testing.T, msg reports.Message) string {
+	t.Helper()
+	b, err := json.Marshal(msg.Blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return msg.Text + "\n" + blockTexts(t, b)
+}
+
+func TestRunMessage(t *testing.T) {
+	res := testResult(t)
+	msg := reports.RunMessage(res, 3)
+	all := messageTexts(t, msg)
+
+	t.Run("header", func(t *testing.T) {
+		h, ok := msg.Blocks[0].(*slack.HeaderBlock)
+		if !ok {
+			t.Fatalf("first block: got %T, want a header", msg.Blocks[0])
+		}
+		if got, want := h.Text.Text, "Reconciliation wechatpay 2026-11-28: 7 need review"; got != want {
+			t.Errorf("got %q, want %q", got, want)
+		}
+		if !strings.HasPrefix(msg.Text, h.Text.Text) {
+			t.Errorf("fallback %q does not start with the header", msg.Text)
+		}
+	})
+
+	t.Run("counts and money", func(t *testing.T) {
+		for _, want := range []string{
+			"matched: 10", "amount_mismatch: 2", "status_mismatch: 1", "missing_local: 1",
+			"missing_channel: 1", "duplicate_payment: 1", "duplicate_refund: 1", "unrecognized: 1",
+			"*Auto reversed*\n1", "*Needs review*\n7", "*Status*\nSUCCEEDED",
+			"CNY 1388.36", "JPY 5000", "KWD 0.234",
+		} {
+			if !strings.Contains(all, want) {
+				t.Errorf("got no %q in\n%s", want, all)
+			}
+		}
+	})
+
+	t.Run("zero categories left out", func(t *testing.T) {
+		res := testResult(t)
+		res.Counts[reconcile.StatusMismatch] = 0
+		if all := messageTexts(t, reports.RunMessage(res, 3)); strings.Contains(all, "status_mismatch: 0") {
+			t.Errorf("got a zero count in\n%s", all)
+		}
+	})
+
+	t.Run("top items largest first", func(t *testing.T) {
+		// JPY 5000 is the largest in major units, then CNY 1234.56,
+		// then CNY 99.80.
+		var order []int
+		for _, key := range []string{"order O-400", "order =HYPERLINK", "refund R-600"} {
+			i := strings.Index(all, key)
+			if i < 0 {
+				t.Fatalf("got no %q in\n%s", key, all)
+			}
+			order = append(order, i)
+		}
+		if !slices.IsSorted(order) {
+			t.Errorf("items out of order: positions %v in\n%s", order, all)
+		}
+		if strings.Contains(all, "order O-200") {
+			t.Errorf("got a fourth item with top 3:\n%s", all)
+		}
+		if !strings.Contains(all, "and 4 more in the workbook") {
+			t.Errorf("got no note of the 4 items left out:\n%s", all)
+		}
+	})
+
+	t.Run("hostile value escaped", func(t *testing.T) {
+		if want := "&lt;!channel&gt; see &lt;http://evil|click&gt; &amp; pay"; !strings.Contains(all, want) {
+			t.Errorf("got no %q in\n%s", want, all)
+		}
+		for _, raw := range []string{"<!channel>", "<http://evil|click>", "& pay"} {
+			if strings.Contains(all, raw) {
+				t.Errorf("got raw %q in\n%s", raw, all)
+			}
+		}
+	})
+
+	t.Run("long value cut", func(t *testing.T) {
+		res := testResult(t)
+		long := strings.Repeat("长", 100)
+		for i := range res.Findings {
+			if res.Findings[i].OrderNo == "O-400" {
+				res.Findings[i].OrderNo = long
+			}
+		}
+		all := messageTexts(t, reports.RunMessage(res, 3))
+		if want := "order " + strings.Repeat("长", 60) + "…"; !strings.Contains(all, want) {
+			t.Errorf("got no value cut to 60 runes in\n%s", all)
+		}
+		if strings.Contains(all, strings.Repeat("长", 61)) {
+			t.Errorf("got the value whole in\n%s", all)
+		}
+	})
+
+	t.Run("no top items", func(t *testing.T) {
+		all := messageTexts(t, reports.RunMessage(res, 0))
+		if strings.Contains(all, "needing review*") {
+			t.Errorf("got a top list with top 0:\n%s", all)
+		}
+	})
+}
+
+func TestFailureMessage(t *testing.T) {
+	res := testResult(t)
+	run := res.Run
+	run.Status = reconcile.RunFailed
+	err := fmt.Errorf("load local records: connect postgres://recon:hunter2@db:5432/recon (token xoxb-1234-5678-abcdef): %w",
+		&reconcile.ParseError{File: "2026-11-28.csv", Line: 12, Column: "amount", Err: errors.New(`"<!here>": not a plain decimal amount`)})
+	msg := reports.FailureMessage(run, err)
+	all := messageTexts(t, msg)
+	for _, want := range []string{
+		"Reconciliation wechatpay 2026-11-28 failed", "postgres://recon:xxxxx@db", "xoxb-REDACTED",
+		"2026-11-28.csv:12: column amount", "&lt;!here&gt;", "*File*\n2026-11-28.csv", "*Run ID*\nrun-1",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("got no %q in\n%s", want, all)
+		}
+	}
+	for _, leak := range []string{"hunter2", "xoxb-1234", "<!here>", "/data/in"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("got %q in\n%s", leak, all)
+		}
+	}
+	if !strings.HasPrefix(msg.Text, "Reconciliation wechatpay 2026-11-28 failed: ") {
+		t.Errorf("fallback: got %q", msg.Text)
+	}
+}
+
+// slackCall is one request the fake Slack received.
+type slackCall struct {
+	path string
+	form map[string]string
+	body []byte // the uploaded file, for the upload URL
+}
+
+// fakeSlack speaks enough of the Slack Web API for a bot to post a
+// message and upload a file, and records every call.
+type fakeSlack struct {
+	*httptest.Server
+	mu       sync.Mutex
+	calls    []slackCall
+	postFail string // when set, chat.postMessage answers with this error
+}
+
+func newFakeSlack(t *testing.T) *fakeSlack {
+	fs := &fakeSlack{}
+	mux := http.NewServeMux()
+	reply := func(w http.ResponseWriter, v any) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(v)
+	}
+	form := func(r *http.Request) map[string]string {
+		if err := r.ParseForm(); err != nil {
+			t.Errorf("%s: %v", r.URL.Path, err)
+		}
+		m := map[string]string{}
+		for k := range r.PostForm {
+			m[k] = r.PostForm.Get(k)
+		}
+		return m
+	}
+	mux.HandleFunc("POST /chat.postMessage", func(w http.ResponseWriter, r *http.Request) {
+		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		if fs.postFail != "" {
+			reply(w, map[string]any{"ok": false, "error": fs.postFail})
+			return
+		}
+		reply(w, map[string]any{"ok": true, "channel": "C123", "ts": "1764370800.000100"})
+	})
+	mux.HandleFunc("POST /files.getUploadURLExternal", func(w http.ResponseWriter, r *http.Request) {
+		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		reply(w, map[string]any{"ok": true, "upload_url": fs.URL + "/upload/abc", "file_id": "F123"})
+	})
+	mux.HandleFunc("POST /upload/abc", func(w http.ResponseWriter, r *http.Request) {
+		file, _, err := r.FormFile("file")
+		if err != nil {
+			t.Errorf("upload: %v", err)
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		defer file.Close()
+		b, err := io.ReadAll(file)
+		if err != nil {
+			t.Errorf("upload: %v", err)
+		}
+		fs.record(slackCall{path: r.URL.Path, body: b})
+		io.WriteString(w, "OK - "+fmt.Sprint(len(b)))
+	})
+	mux.HandleFunc("POST /files.completeUploadExternal", func(w http.ResponseWriter, r *http.Request) {
+		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		reply(w, map[string]any{"ok": true, "files": []map[string]any{{"id": "F123", "title": "review"}}})
+	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		t.Errorf("unexpected call %s %s", r.Method, r.URL.Path)
+		http.NotFound(w, r)
+	})
+	fs.Server = httptest.NewServer(mux)
+	t.Cleanup(fs.Close)
+	return fs
+}
+
+func (fs *fakeSlack) record(c slackCall) {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	fs.calls = append(fs.calls, c)
+}
+
+func (fs *fakeSlack) recorded() []slackCall {
+	fs.mu.Lock()
+	defer fs.mu.Unlock()
+	return slices.Clone(fs.calls)
+}
+
+func TestBotNotifier(t *testing.T) {
+	res := testResult(t)
+	workbook := filepath.Join(t.TempDir(), reports.WorkbookName(res.Run.Channel, res.Run.Day))
+	if err := reports.WriteWorkbook(workbook, res); err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(workbook)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("message then workbook", func(t *testing.T) {
+		srv := newFakeSlack(t)
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", slack.OptionAPIURL(srv.URL+"/"))
+		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
+			t.Fatalf("Notify: %v", err)
+		}
+		calls := srv.recorded()
+		var paths []string
+		for _, c := range calls {
+			paths = append(paths, c.path)
+		}
+		wantPaths := []string{"/chat.postMessage", "/files.getUploadURLExternal", "/upload/abc", "/files.completeUploadExternal"}
+		if !slices.Equal(paths, wantPaths) {
+			t.Fatalf("calls: got %q, want %q", paths, wantPaths)
+		}
+
+		post := calls[0].form
+		if got, want := post["channel"], "#payments-ops"; got != want {
+			t.Errorf("post channel: got %q, want %q", got, want)
+		}
+		blocks := blockTexts(t, []byte(post["blocks"]))
+		for _, s := range []string{"7 need review", "amount_mismatch: 2", "CNY 1388.36", "&lt;!channel&gt;"} {
+			if !strings.Contains(blocks, s) {
+				t.Errorf("got no %q in the posted blocks\n%s", s, blocks)
+			}
+		}
+		if strings.Contains(blocks, "<!channel>") || strings.Contains(post["text"], "<!channel>") {
+			t.Errorf("got a raw <!channel> in the posted message")
+		}
+		if !strings.HasPrefix(post["text"], "Reconciliation wechatpay 2026-11-28") {
+			t.Errorf("fallback text: got %q", post["text"])
+		}
+
+		get := calls[1].form
+		if got, want := get["filename"], "review-wechatpay-2026-11-28.xlsx"; got != want {
+			t.Errorf("upload filename: got %q, want %q", got, want)
+		}
+		if got, want := get["length"], fmt.Sprint(len(want)); got != want {
+			t.Errorf("upload length: got %q, want %q", got, want)
+		}
+
+		if !bytes.Equal(calls[2].body, want) {
+			t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(calls[2].body), len(want))
+		}
+
+		done := calls[3].form
+		var files []map[string]any
+		if err := json.Unmarshal([]byte(done["files"]), &files); err != nil {
+			t.Fatalf("files: %v in %q", err, done["files"])
+		}
+		if len(files) != 1 || files[0]["id"] != "F123" || files[0]["title"] != "review-wechatpay-2026-11-28.xlsx" {
+			t.Errorf("files: got %v, want F123 titled with the workbook name", files)
+		}
+		// The id chat.postMessage answered with, not the configured name.
+		if got, want := done["channel_id"], "C123"; got != want {
+			t.Errorf("channel_id: got %q, want %q", got, want)
+		}
+	})
+
+	t.Run("no attachment", func(t *testing.T) {
+		srv := newFakeSlack(t)
+		n := reports.NewBotNotifier("xoxb-test-token", "C123", slack.OptionAPIURL(srv.URL+"/"))
+		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), ""); err != nil {
+			t.Fatalf("Notify: %v", err)
+		}
+		if got := len(srv.recorded()); got != 1 {
+			t.Errorf("calls: got %d, want only chat.postMessage", got)
+		}
+	})
+
+	t.Run("slack error", func(t *testing.T) {
+		srv := newFakeSlack(t)
+		srv.postFail = "channel_not_found"
+		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", slack.OptionAPIURL(srv.URL+"/"))
+		err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook)
+		if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
+			t.Fatalf("got %v, want an error naming channel_not_found", err)
+		}
+		var se slack.SlackErrorResponse
+		if !errors.As(err, &se) {
+			t.Errorf("got %T, want a slack.SlackErrorResponse inside", err)
+		}
+		if got := len(srv.recorded()); got != 1 {
+			t.Errorf("calls: got %d, want no upload after a failed post", got)
+		}
+	})
+}
+
+func TestWebhookNotifier(t *testing.T) {
+	res := testResult(t)
+	var got slack.WebhookMessage
+	var raw []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("got %s with %q, want a JSON POST", r.Method, r.Header.Get("Content-Type"))
+		}
+		raw, _ = io.ReadAll(r.Body)
+		if err := json.Unmarshal(raw, &got); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		io.WriteString(w, "ok")
+	}))
+	defer srv.Close()
+
+	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client())
+	workbook := "/var/lib/reconcile/out/review-wechatpay-2026-11-28.xlsx"
+	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
+		t.Fatalf("Notify: %v", err)
+	}
+	if got.Blocks == nil || len(got.Blocks.BlockSet) == 0 {
+		t.Fatalf("got no blocks in %s", raw)
+	}
+	blocksJSON, err := json.Marshal(got.Blocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := got.Text + "\n" + blockTexts(t, blocksJSON)
+	for _, want := range []string{"7 need review", "amount_mismatch: 2", "review-wechatpay-2026-11-28.xlsx", "&lt;!channel&gt;"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("got no %q in\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "/var/lib") {
+		t.Errorf("got the workbook's local path in\n%s", all)
+	}
+
+	t.Run("error hides the url", func(t *testing.T) {
+		offline := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
+			return nil, errors.New("network is unreachable")
+		})}
+		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", offline)
+		err := n.Notify(context.Background(), reports.RunMessage(res, 5), "")
+		if err == nil {
+			t.Fatal("got no error with the network down")
+		}
+		if strings.Contains(err.Error(), "secret") || !strings.Contains(err.Error(), "network is unreachable") {
+			t.Errorf("got %q, want the cause without the webhook secret", err)
+		}
+	})
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestPrintNotifier(t *testing.T) {
+	res := testResult(t)
+	var b strings.Builder
+	n := reports.NewPrintNotifier(&b)
+	if err := n.Notify(context.Background(), reports.RunMessage(res, 3), "/tmp/out/review-wechatpay-2026-11-28.xlsx"); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Reconciliation wechatpay 2026-11-28: 7 need review\n=====",
+		"Status: SUCCEEDED", "Needs review: 7", "Auto reversed: 1",
+		"Counts\n• matched: 10\n• amount_mismatch: 2",
+		"Money at risk\n• CNY 1388.36\n• JPY 5000\n• KWD 0.234",
+		"• missing_channel · order O-400 · JPY 5000 at risk",
+		"(workbook: review-wechatpay-2026-11-28.xlsx)",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("got no %q in\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "&lt;") || strings.Contains(out, "/tmp/out") {
+		t.Errorf("got Slack escapes or the local path in\n%s", out)
+	}
+}
+
+func TestRedactSecrets(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{"postgres url", "dial postgres://recon:hunter2@db:5432/recon failed", "dial postgres://recon:xxxxx@db:5432/recon failed"},
+		{"postgresql url", `open "postgresql://app:p4ss@10.0.0.1/db?sslmode=require"`, `open "postgresql://app:xxxxx@10.0.0.1/db?sslmode=require"`},
+		{"at sign in password", "postgres://u:p@ss@host/db", "postgres://u:xxxxx@host/db"},
+		{"url without password", "postgres://recon@db/recon", "postgres://recon@db/recon"},
+		{"url without user", "postgres://db:5432/recon", "postgres://db:5432/recon"},
+		{"key value", "host=db user=recon password=hunter2 dbname=recon", "host=db user=recon password=xxxxx dbname=recon"},
+		{"quoted key value", "host=db password='hunter 2' dbname=recon", "host=db password=xxxxx dbname=recon"},
+		{"query parameter", "postgres://db/recon?user=a&password=hunter2&sslmode=disable", "postgres://db/recon?user=a&password=xxxxx&sslmode=disable"},
+		{"bot token", "auth xoxb-123456-789012-AbCdEf failed", "auth xoxb-REDACTED failed"},
+		{"user token", "xoxp-1-2-3-abc", "xoxp-REDACTED"},
+		{"app token", "xapp-1-A0-123-abc", "xapp-REDACTED"},
+		{"webhook url", `Post "https://hooks.slack.com/services/T0/B0/XyZ": timeout`, `Post "https://hooks.slack.com/services/REDACTED": timeout`},
+		{"nothing secret", "wechatpay 2026-11-28.csv:12: column amount: bad", "wechatpay 2026-11-28.csv:12: column amount: bad"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := reports.RedactSecrets(tt.in); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,98 @@
+package reports
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+	"time"
+
+	"reconcile"
+)
+
+// Summary is the content of summary.json: the machine-readable outcome of
+// one run, for dashboards and for whoever scripts around the job.
+type Summary struct {
+	RunID        string    `json:"run_id"`
+	Channel      string    `json:"channel"`
+	BusinessDate string    `json:"business_date"` // YYYY-MM-DD
+	Status       string    `json:"status"`
+	DryRun       bool      `json:"dry_run"`
+	File         string    `json:"file"`
+	FileSHA256   string    `json:"file_sha256"`
+	StartedAt    time.Time `json:"started_at"`
+	FinishedAt   time.Time `json:"finished_at"`
+	ChannelRows  int       `json:"channel_rows"`
+	LocalRows    int       `json:"local_rows"`
+	// Counts has every category, zeros included, so a consumer can tell
+	// "none found" from "not reported".
+	Counts       map[string]int `json:"counts"`
+	AutoReversed int            `json:"auto_reversed"`
+	NeedsReview  int            `json:"needs_review"`
+	Journals     int            `json:"journals"`
+	// MoneyAtRisk is per currency, as exact decimal strings in major units:
+	// a JSON number would be read as a float by most consumers.
+	MoneyAtRisk map[string]string `json:"money_at_risk"`
+	Workbook    string            `json:"workbook"` // file name of the review workbook
+	Error       string            `json:"error,omitempty"`
+}
+
+// NewSummary returns the summary of res; workbook is the workbook's file name.
+func NewSummary(res *reconcile.Result, workbook string) Summary {
+	run := res.Run
+	s := Summary{
+		RunID:        run.ID,
+		Channel:      run.Channel,
+		BusinessDate: run.Day.String(),
+		Status:       string(run.Status),
+		DryRun:       run.DryRun,
+		File:         run.File,
+		FileSHA256:   run.FileSHA256,
+		StartedAt:    run.StartedAt,
+		FinishedAt:   run.FinishedAt,
+		ChannelRows:  res.ChannelRows,
+		LocalRows:    res.LocalRows,
+		Counts:       make(map[string]int, len(reconcile.Categories)),
+		AutoReversed: res.AutoReversed(),
+		NeedsReview:  res.NeedsReview(),
+		Journals:     len(res.Journals),
+		MoneyAtRisk:  map[string]string{},
+		Workbook:     workbook,
+		// The error text may quote a DSN handed down from the database
+		// driver; summary.json is shipped around like the alert is.
+		Error: RedactSecrets(run.Error),
+	}
+	if run.Day.Date.IsZero() {
+		s.BusinessDate = ""
+	}
+	for _, c := range reconcile.Categories {
+		s.Counts[string(c)] = res.Counts[c]
+	}
+	for cur, v := range res.AtRisk() {
+		s.MoneyAtRisk[cur] = reconcile.FormatAmount(v, cur)
+	}
+	return s
+}
+
+// WriteSummary writes s as indented JSON to path, atomically.
+func WriteSummary(path string, s Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// sortedCurrencies returns the keys of m in order, so every rendering of
+// money lists currencies the same way.
+func sortedCurrencies[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

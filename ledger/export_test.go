@@ -1,0 +1,4 @@
+package ledger
+
+// LoadLocalSQL exposes the query to the plan test.
+const LoadLocalSQL = loadLocalSQL

@@ -1,0 +1,152 @@
+// Package ledger is the PostgreSQL adapter of the reconciliation job: it
+// reads the local orders, refunds and idempotency records, and writes runs,
+// findings and reversal journals. Every write of a run's outcome happens in
+// one transaction, so a crash or a concurrent run can neither double an
+// entry nor lose a finding.
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"reconcile"
+)
+
+// DB is a pool of connections to the job's database.
+type DB struct {
+	pool *pgxpool.Pool
+}
+
+// Open connects to the database named by dsn, a URL or key/value
+// connection string, and checks that it answers. Its errors never contain
+// the password.
+func Open(ctx context.Context, dsn string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, openError(dsn, "", err)
+	}
+	password := cfg.ConnConfig.Password
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, openError(dsn, password, err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, openError(dsn, password, err)
+	}
+	return &DB{pool: pool}, nil
+}
+
+// Close closes every connection of the pool.
+func (db *DB) Close() { db.pool.Close() }
+
+// Pool is the underlying pool, for callers that need plain SQL.
+func (db *DB) Pool() *pgxpool.Pool { return db.pool }
+
+// Exec runs a script of one or more statements, such as a test fixture.
+func (db *DB) Exec(ctx context.Context, sql string) error {
+	// Without arguments pgx uses the simple protocol, which accepts
+	// several statements in one string.
+	if _, err := db.pool.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("exec script: %w", interpretError(err))
+	}
+	return nil
+}
+
+// interpretError gives errors from PostgreSQL their domain meaning: no rows
+// is reconcile.ErrNotFound, a unique violation is reconcile.ErrConflict.
+// The original stays in the chain for errors.As.
+func interpretError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("%w: %w", reconcile.ErrNotFound, err)
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("%w: %w", reconcile.ErrConflict, err)
+	}
+	return err
+}
+
+// openError wraps a connection failure with the redacted DSN, and removes
+// the password from the text of the cause as well: pgx redacts only the
+// connection string forms it recognises, and a driver message might quote
+// one it does not.
+func openError(dsn, password string, err error) error {
+	return fmt.Errorf("open database %s: %w", RedactDSN(dsn), &redactedError{err: err, secret: password, dsn: dsn})
+}
+
+// redactedError is err with its text scrubbed of a secret. Unwrap keeps
+// errors.Is working for context cancellation and the like.
+type redactedError struct {
+	err    error
+	secret string
+	dsn    string
+}
+
+func (e *redactedError) Error() string {
+	msg := e.err.Error()
+	if e.dsn != "" && strings.Contains(msg, e.dsn) {
+		msg = strings.ReplaceAll(msg, e.dsn, RedactDSN(e.dsn))
+	}
+	if e.secret != "" {
+		msg = strings.ReplaceAll(msg, e.secret, "xxxxx")
+	}
+	return msg
+}
+
+func (e *redactedError) Unwrap() error { return e.err }
+
+// passwordKV matches a password in a key/value connection string, quoted
+// (with backslash escapes) or not, with optional spaces around "=".
+var passwordKV = regexp.MustCompile(`(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'?|[^\s]*)`)
+
+// RedactDSN returns dsn with its password replaced by xxxxx, for logs and
+// error messages. It understands URL (postgres://user:pw@host/db?password=)
+// and key/value (host=h password=pw) forms; what it cannot parse it
+// redacts generously rather than risk showing a secret.
+func RedactDSN(dsn string) string {
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		return redactURL(dsn)
+	}
+	return passwordKV.ReplaceAllString(dsn, "${1}xxxxx")
+}
+
+func redactURL(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		// Unparseable, perhaps because the password holds a raw '/', '#'
+		// or '?': keep the scheme and what follows the last '@', which is
+		// where a password can no longer be.
+		scheme, rest, _ := strings.Cut(dsn, "://")
+		if i := strings.LastIndex(rest, "@"); i >= 0 {
+			return scheme + "://xxxxx@" + rest[i+1:]
+		}
+		return scheme + "://xxxxx"
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	q := u.Query()
+	redacted := false
+	for k := range q {
+		if strings.EqualFold(k, "password") {
+			q.Set(k, "xxxxx")
+			redacted = true
+		}
+	}
+	if redacted {
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
+}

@@ -1,0 +1,106 @@
+package ledger_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"reconcile"
+	"reconcile/ledger"
+	"reconcile/ledger/ledgertest"
+)
+
+func TestMain(m *testing.M) { ledgertest.Main(m) }
+
+func TestRedactDSN(t *testing.T) {
+	tests := []struct {
+		name, dsn, want string
+	}{
+		{"url", "postgres://app:s3cret@db.example:5432/ledger?sslmode=require",
+			"postgres://app:xxxxx@db.example:5432/ledger?sslmode=require"},
+		{"url postgresql scheme", "postgresql://app:s3cret@db/ledger", "postgresql://app:xxxxx@db/ledger"},
+		{"url no password", "postgres://app@db/ledger", "postgres://app@db/ledger"},
+		{"url password in query", "postgres://app@db/ledger?password=s3cret&sslmode=disable",
+			"postgres://app@db/ledger?password=xxxxx&sslmode=disable"},
+		{"url escaped password", "postgres://app:p%40ss%2Fw@db/ledger", "postgres://app:xxxxx@db/ledger"},
+		{"url unparseable", "postgres://app:pa ss%zz@db/ledger", "postgres://xxxxx@db/ledger"},
+		{"kv", "host=db user=app password=s3cret dbname=ledger", "host=db user=app password=xxxxx dbname=ledger"},
+		{"kv quoted", "host=db password='s3 cr\\'et' dbname=ledger", "host=db password=xxxxx dbname=ledger"},
+		{"kv spaces around =", "host=db password = s3cret dbname=ledger", "host=db password = xxxxx dbname=ledger"},
+		{"kv upper case", "host=db PASSWORD=s3cret", "host=db PASSWORD=xxxxx"},
+		{"kv no password", "host=/tmp/sock dbname=ledger", "host=/tmp/sock dbname=ledger"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := ledger.RedactDSN(tt.dsn)
+			if got != tt.want {
+				t.Errorf("RedactDSN(%q) = %q, want %q", tt.dsn, got, tt.want)
+			}
+			if strings.Contains(got, "s3cret") || strings.Contains(got, "cr\\'et") {
+				t.Errorf("RedactDSN(%q) = %q, still shows the password", tt.dsn, got)
+			}
+		})
+	}
+}
+
+func TestOpenErrorHidesPassword(t *testing.T) {
+	const secret = "Hunter2-s3cret"
+	tests := []struct{ name, dsn string }{
+		{"kv", "host=/nonexistent/reconcile-sock user=app password=" + secret + " dbname=x connect_timeout=2"},
+		{"kv quoted with spaces", "host=/nonexistent/reconcile-sock password = '" + secret + " x' dbname=x connect_timeout=2"},
+		{"url", "postgres://app:" + secret + "@/x?host=/nonexistent/reconcile-sock&connect_timeout=2"},
+		{"url password param", "postgres:///x?host=/nonexistent/reconcile-sock&password=" + secret + "&connect_timeout=2"},
+		{"kv unparseable", "host=/nonexistent password=" + secret + " port=notaport"},
+		{"url unparseable", "postgres://app:" + secret + "@/x?host=/nonexistent&port=notaport"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			db, err := ledger.Open(ctx, tt.dsn)
+			if err == nil {
+				db.Close()
+				t.Fatalf("Open(%q) succeeded, want an error", ledger.RedactDSN(tt.dsn))
+			}
+			if strings.Contains(err.Error(), secret) {
+				t.Errorf("Open error %q contains the password", err)
+			}
+			if !strings.Contains(err.Error(), "xxxxx") {
+				t.Errorf("Open error %q does not name the redacted DSN", err)
+			}
+		})
+	}
+}
+
+func TestInterpretError(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+
+	t.Run("no rows is ErrNotFound", func(t *testing.T) {
+		_, err := db.GetRun(ctx, "nope")
+		if !errors.Is(err, reconcile.ErrNotFound) {
+			t.Errorf("GetRun(missing) error = %v, want ErrNotFound", err)
+		}
+	})
+	t.Run("unique violation is ErrConflict", func(t *testing.T) {
+		err := db.Exec(ctx, `CREATE TABLE u (k text PRIMARY KEY); INSERT INTO u VALUES ('a'), ('a');`)
+		if !errors.Is(err, reconcile.ErrConflict) {
+			t.Errorf("duplicate insert error = %v, want ErrConflict", err)
+		}
+		var pgErr *pgconn.PgError
+		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
+			t.Errorf("duplicate insert error = %v, want the *pgconn.PgError 23505 still in the chain", err)
+		}
+	})
+	t.Run("other errors pass through", func(t *testing.T) {
+		err := db.Exec(ctx, `SELECT 1/0`)
+		if err == nil || errors.Is(err, reconcile.ErrConflict) || errors.Is(err, reconcile.ErrNotFound) {
+			t.Errorf("division by zero error = %v, want a plain error", err)
+		}
+	})
+}

@@ -1,0 +1,434 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"reconcile"
+)
+
+// Finding states in the findings table.
+const (
+	findingOpen     = "OPEN"
+	findingReversed = "REVERSED"
+)
+
+// StartRun records run as RUNNING. A run id already taken is
+// reconcile.ErrConflict.
+func (db *DB) StartRun(ctx context.Context, run reconcile.Run) error {
+	_, err := db.pool.Exec(ctx, `
+INSERT INTO runs (id, channel, business_date, format, file, file_sha256, status, started_at)
+VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()))`,
+		run.ID, run.Channel, dateOf(run.Day), run.Format, run.File, run.FileSHA256, nullTime(run.StartedAt))
+	if err != nil {
+		return fmt.Errorf("start run %s: %w", run.ID, interpretError(err))
+	}
+	return nil
+}
+
+// CompleteRun writes the whole outcome of a run in one transaction: its
+// findings, the reversal journals of its unambiguous duplicates, and the
+// run's move to SUCCEEDED. Journals whose idempotency key is already taken,
+// by an earlier or a concurrent run, are not posted again; their findings
+// still point at them. It returns how many journals were newly posted.
+//
+// Runs of the same channel and date serialise on an advisory lock, so a
+// second run sees the first one's journals rather than racing it. A run
+// that is not RUNNING is refused with reconcile.ErrConflict, a run that
+// does not exist with reconcile.ErrNotFound.
+func (db *DB) CompleteRun(ctx context.Context, res *reconcile.Result) (posted int, err error) {
+	run := res.Run
+	journals, keyByTxn, err := checkJournals(res)
+	if err != nil {
+		return 0, fmt.Errorf("complete run %s: %w", run.ID, err)
+	}
+	counts, err := json.Marshal(res.Counts)
+	if err != nil {
+		return 0, fmt.Errorf("complete run %s: counts: %w", run.ID, err)
+	}
+
+	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`,
+			run.Channel, run.Day.String()); err != nil {
+			return err
+		}
+		// A clean error before any work; the conditional UPDATE at the end
+		// is what actually guards against finishing a run twice.
+		if err := runIsRunning(ctx, tx, run.ID); err != nil {
+			return err
+		}
+		n, err := postJournals(ctx, tx, run.ID, journals)
+		if err != nil {
+			return fmt.Errorf("post journals: %w", err)
+		}
+		if err := copyFindings(ctx, tx, run, res.Findings, keyByTxn); err != nil {
+			return fmt.Errorf("write findings: %w", err)
+		}
+		tag, err := tx.Exec(ctx, `
+UPDATE runs
+   SET status = 'SUCCEEDED', finished_at = coalesce($2, now()),
+       channel_rows = $3, local_rows = $4, counts = $5::jsonb, error = NULL
+ WHERE id = $1 AND status = 'RUNNING'`,
+			run.ID, nullTime(run.FinishedAt), res.ChannelRows, res.LocalRows, string(counts))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			if err := runIsRunning(ctx, tx, run.ID); err != nil {
+				return err
+			}
+			return fmt.Errorf("run was not updated")
+		}
+		posted = n
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("complete run %s: %w", run.ID, interpretError(err))
+	}
+	return posted, nil
+}
+
+// checkJournals refuses a result the database would refuse at commit, with
+// a plainer message, and one whose auto-reversed findings lack a journal:
+// a finding must never be marked REVERSED without one. It returns the
+// journals in key order, so concurrent posters lock keys in the same
+// order, and each journal's key by the channel id it reverses.
+func checkJournals(res *reconcile.Result) ([]reconcile.Journal, map[string]string, error) {
+	keyByTxn := make(map[string]string, len(res.Journals))
+	for _, j := range res.Journals {
+		if j.IdempotencyKey == "" {
+			return nil, nil, fmt.Errorf("journal for %s has no idempotency key", j.ChannelTxnID)
+		}
+		if len(j.Lines) == 0 || !j.Lines.Balanced() {
+			return nil, nil, fmt.Errorf("journal %s is empty or unbalanced", j.IdempotencyKey)
+		}
+		if _, ok := keyByTxn[j.ChannelTxnID]; !ok {
+			keyByTxn[j.ChannelTxnID] = j.IdempotencyKey
+		}
+	}
+	for _, f := range res.Findings {
+		if f.AutoReverse && keyByTxn[f.ChannelTxnID] == "" {
+			return nil, nil, fmt.Errorf("finding %s %s (%s) is marked for reversal but has no journal",
+				f.Category, f.Key(), f.ChannelTxnID)
+		}
+	}
+	journals := append([]reconcile.Journal(nil), res.Journals...)
+	sort.SliceStable(journals, func(i, k int) bool {
+		return journals[i].IdempotencyKey < journals[k].IdempotencyKey
+	})
+	return journals, keyByTxn, nil
+}
+
+// runIsRunning returns nil for a RUNNING run, else why it cannot finish.
+func runIsRunning(ctx context.Context, q pgx.Tx, id string) error {
+	var status string
+	if err := q.QueryRow(ctx, `SELECT status FROM runs WHERE id = $1`, id).Scan(&status); err != nil {
+		return err
+	}
+	if status != string(reconcile.RunRunning) {
+		return fmt.Errorf("%w: run is already %s", reconcile.ErrConflict, status)
+	}
+	return nil
+}
+
+// postJournalsSQL inserts all journals in one statement. ON CONFLICT DO
+// NOTHING leaves a key already posted alone and returns only the new rows,
+// which are the ones that get lines.
+const postJournalsSQL = `
+INSERT INTO journals (idempotency_key, kind, channel, order_no, refund_no, channel_txn_id,
+                      currency, amount, memo, run_id)
+SELECT k, kind, ch, nullif(o, ''), nullif(r, ''), txn, cur, amt, nullif(memo, ''), $10
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
+              $7::text[], $8::bigint[], $9::text[])
+       WITH ORDINALITY AS j(k, kind, ch, o, r, txn, cur, amt, memo, ord)
+ ORDER BY ord
+ON CONFLICT (idempotency_key) DO NOTHING
+RETURNING id, idempotency_key`
+
+func postJournals(ctx context.Context, tx pgx.Tx, runID string, journals []reconcile.Journal) (int, error) {
+	if len(journals) == 0 {
+		return 0, nil
+	}
+	n := len(journals)
+	keys, kinds, channels := make([]string, n), make([]string, n), make([]string, n)
+	orders, refunds, txns := make([]string, n), make([]string, n), make([]string, n)
+	currencies, amounts, memos := make([]string, n), make([]int64, n), make([]string, n)
+	for i, j := range journals {
+		keys[i], kinds[i], channels[i] = j.IdempotencyKey, j.Kind, j.Channel
+		orders[i], refunds[i], txns[i] = j.OrderNo, j.RefundNo, j.ChannelTxnID
+		currencies[i], amounts[i], memos[i] = j.Currency, j.Amount, j.Memo
+	}
+	rows, err := tx.Query(ctx, postJournalsSQL,
+		keys, kinds, channels, orders, refunds, txns, currencies, amounts, memos, runID)
+	if err != nil {
+		return 0, err
+	}
+	idByKey := map[string]int64{}
+	for rows.Next() {
+		var id int64
+		var key string
+		if err := rows.Scan(&id, &key); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		idByKey[key] = id
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, err
+	}
+	if len(idByKey) == 0 {
+		return 0, nil
+	}
+
+	// Lines only for journals this statement inserted, and only from the
+	// first journal of a key when the result repeats one.
+	var lines [][]any
+	seen := map[string]bool{}
+	for _, j := range journals {
+		id, ok := idByKey[j.IdempotencyKey]
+		if !ok || seen[j.IdempotencyKey] {
+			continue
+		}
+		seen[j.IdempotencyKey] = true
+		for i, p := range j.Lines {
+			lines = append(lines, []any{id, i + 1, p.Account, p.Amount, p.Currency})
+		}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"journal_lines"},
+		[]string{"journal_id", "line_no", "account", "amount", "currency"},
+		pgx.CopyFromRows(lines)); err != nil {
+		return 0, err
+	}
+	return len(idByKey), nil
+}
+
+var findingColumns = []string{
+	"run_id", "channel", "business_date", "category", "kind", "order_no", "refund_no",
+	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
+	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
+	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key",
+}
+
+// copyFindings streams the findings into the table with COPY, one row at a
+// time from the slice, so a run with many findings costs one round trip and
+// no second copy in memory.
+func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconcile.Finding, keyByTxn map[string]string) error {
+	date := dateOf(run.Day)
+	i := -1
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		i++
+		if i >= len(fs) {
+			return nil, nil
+		}
+		f := fs[i]
+		var channelAmount, localAmount any
+		if f.HasChannel {
+			channelAmount = f.ChannelAmount
+		}
+		if f.HasLocal {
+			localAmount = f.LocalAmount
+		}
+		state, journalKey := findingOpen, any(nil)
+		if f.AutoReverse {
+			state, journalKey = findingReversed, keyByTxn[f.ChannelTxnID]
+		}
+		return []any{
+			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
+			nullString(f.RefundNo), nullString(f.ChannelTxnID), nullString(f.OriginalTxnID),
+			nullString(f.LocalTxnID), channelAmount, nullString(f.Currency), localAmount,
+			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
+			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
+			nullString(f.Hint), f.AutoReverse, state, journalKey,
+		}, nil
+	})
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
+	if err != nil {
+		return err
+	}
+	if n != int64(len(fs)) {
+		return fmt.Errorf("copied %d findings of %d", n, len(fs))
+	}
+	return nil
+}
+
+// FailRun moves a RUNNING run to FAILED with the reason. A run that is not
+// RUNNING is refused with reconcile.ErrConflict, so a late failure report
+// cannot overwrite a success.
+func (db *DB) FailRun(ctx context.Context, runID string, finishedAt time.Time, msg string) error {
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+UPDATE runs SET status = 'FAILED', finished_at = coalesce($2, now()), error = $3
+ WHERE id = $1 AND status = 'RUNNING'`, runID, nullTime(finishedAt), msg)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 1 {
+			return nil
+		}
+		if err := runIsRunning(ctx, tx, runID); err != nil {
+			return err
+		}
+		return fmt.Errorf("run was not updated")
+	})
+	if err != nil {
+		return fmt.Errorf("fail run %s: %w", runID, interpretError(err))
+	}
+	return nil
+}
+
+// GetRun returns the run with id, or reconcile.ErrNotFound. The table keeps
+// the business date but not its time zone, so Day is that date in UTC.
+func (db *DB) GetRun(ctx context.Context, id string) (reconcile.Run, error) {
+	var (
+		r          reconcile.Run
+		date       time.Time
+		status     string
+		finishedAt *time.Time
+		errText    *string
+	)
+	err := db.pool.QueryRow(ctx, `
+SELECT id, channel, business_date, format, file, file_sha256, status, started_at, finished_at, error
+  FROM runs WHERE id = $1`, id).Scan(&r.ID, &r.Channel, &date, &r.Format, &r.File, &r.FileSHA256,
+		&status, &r.StartedAt, &finishedAt, &errText)
+	if err != nil {
+		return reconcile.Run{}, fmt.Errorf("get run %s: %w", id, interpretError(err))
+	}
+	r.Day = reconcile.BusinessDay{Date: date, Location: time.UTC}
+	r.Status = reconcile.RunStatus(status)
+	if finishedAt != nil {
+		r.FinishedAt = *finishedAt
+	}
+	if errText != nil {
+		r.Error = *errText
+	}
+	return r, nil
+}
+
+// Findings returns the findings of a run in the order they were written.
+func (db *DB) Findings(ctx context.Context, runID string) ([]reconcile.Finding, error) {
+	rows, err := db.pool.Query(ctx, `
+SELECT category, kind, coalesce(order_no, ''), coalesce(refund_no, ''),
+       coalesce(channel_txn_id, ''), coalesce(original_txn_id, ''), coalesce(local_txn_id, ''),
+       channel_amount, coalesce(currency, ''), local_amount, coalesce(local_currency, ''),
+       coalesce(channel_status, ''), coalesce(local_status, ''), coalesce(idem_status, ''),
+       occurred_at, coalesce(line, 0), coalesce(raw_kind, ''), coalesce(hint, ''), auto_reverse
+  FROM findings WHERE run_id = $1 ORDER BY id`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
+	}
+	defer rows.Close()
+	var out []reconcile.Finding
+	for rows.Next() {
+		var (
+			f                          reconcile.Finding
+			category, kind, chStatus   string
+			channelAmount, localAmount *int64
+			occurredAt                 *time.Time
+		)
+		if err := rows.Scan(&category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
+			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
+			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
+			&f.RawKind, &f.Hint, &f.AutoReverse); err != nil {
+			return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
+		}
+		f.Category, f.Kind, f.ChannelStatus = reconcile.Category(category), reconcile.Kind(kind), reconcile.TxnStatus(chStatus)
+		if channelAmount != nil {
+			f.HasChannel, f.ChannelAmount = true, *channelAmount
+		}
+		if localAmount != nil {
+			f.HasLocal, f.LocalAmount = true, *localAmount
+		}
+		if occurredAt != nil {
+			f.OccurredAt = *occurredAt
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
+	}
+	return out, nil
+}
+
+// JournalCount is the number of journals posted, by any run.
+func (db *DB) JournalCount(ctx context.Context) (int, error) {
+	var n int
+	if err := db.pool.QueryRow(ctx, `SELECT count(*) FROM journals`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count journals: %w", interpretError(err))
+	}
+	return n, nil
+}
+
+// Journals returns every journal with its lines, by idempotency key.
+func (db *DB) Journals(ctx context.Context) ([]reconcile.Journal, error) {
+	rows, err := db.pool.Query(ctx, `
+SELECT j.id, j.idempotency_key, j.kind, j.channel, coalesce(j.order_no, ''),
+       coalesce(j.refund_no, ''), j.channel_txn_id, j.currency, j.amount, coalesce(j.memo, ''),
+       l.account, l.amount, l.currency
+  FROM journals j
+  LEFT JOIN journal_lines l ON l.journal_id = j.id
+ ORDER BY j.idempotency_key, l.line_no`)
+	if err != nil {
+		return nil, fmt.Errorf("list journals: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var (
+		out    []reconcile.Journal
+		lastID int64 = -1
+	)
+	for rows.Next() {
+		var (
+			id                    int64
+			j                     reconcile.Journal
+			account, lineCurrency *string
+			lineAmount            *int64
+		)
+		if err := rows.Scan(&id, &j.IdempotencyKey, &j.Kind, &j.Channel, &j.OrderNo, &j.RefundNo,
+			&j.ChannelTxnID, &j.Currency, &j.Amount, &j.Memo,
+			&account, &lineAmount, &lineCurrency); err != nil {
+			return nil, fmt.Errorf("list journals: %w", interpretError(err))
+		}
+		if id != lastID {
+			out = append(out, j)
+			lastID = id
+		}
+		if account != nil {
+			last := &out[len(out)-1]
+			last.Lines = append(last.Lines, reconcile.Posting{
+				Account: *account, Amount: *lineAmount, Currency: *lineCurrency,
+			})
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list journals: %w", interpretError(err))
+	}
+	return out, nil
+}
+
+// dateOf is the business date as a UTC midnight, which pgx writes as that
+// calendar date whatever the day's own time zone.
+func dateOf(d reconcile.BusinessDay) time.Time {
+	y, m, day := d.Date.Date()
+	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
+}
+
+// nullString writes an empty optional text as NULL.
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// nullTime writes the zero time as NULL.
+func nullTime(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return t
+}

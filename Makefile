@@ -1,0 +1,47 @@
+# reconcile — nightly payment reconciliation. `make help` lists the targets.
+
+GO       ?= go
+OUT      ?= out
+BIN      ?= bin/reconcile
+FUZZTIME ?= 10s
+
+.PHONY: help build demo test check unit demo-check fuzz deps clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+
+build: ## build bin/reconcile
+	$(GO) build -o $(BIN) ./cmd/reconcile
+
+demo: build ## run the job on the fixtures against a throwaway PostgreSQL; writes $(OUT)/
+	./$(BIN) demo --out $(OUT)
+
+test: deps check unit demo-check ## every test: formatting, vet, unit and end-to-end tests (race detector), the demo
+
+check: ## gofmt and go vet
+	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
+	$(GO) vet ./...
+
+unit: ## go test -race on every package (starts its own PostgreSQL)
+	$(GO) test -race -count=1 ./...
+
+demo-check: ## run `make demo` into a temporary directory and check what it wrote
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	$(MAKE) --no-print-directory demo OUT="$$tmp" && \
+	test -s "$$tmp/2026-11-28/wechatpay/summary.json" && \
+	test -s "$$tmp/2026-11-28/wechatpay/review-wechatpay-2026-11-28.xlsx" && \
+	grep -q '"status": "SUCCEEDED"' "$$tmp/2026-11-28/wechatpay/summary.json" && \
+	echo "demo-check: workbook and summary.json written"
+
+fuzz: ## run each parser's fuzz test for $(FUZZTIME)
+	$(GO) test ./channelfeed -run='^$$' -fuzz=FuzzCSV -fuzztime=$(FUZZTIME)
+	$(GO) test ./channelfeed -run='^$$' -fuzz=FuzzWeChatPay -fuzztime=$(FUZZTIME)
+
+deps: ## PostgreSQL server binaries (apt) and Go modules, when missing
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		echo "installing PostgreSQL server binaries"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; }
+	$(GO) mod download
+
+clean: ## remove build outputs and $(OUT)/
+	rm -rf bin $(OUT)

@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"reconcile/fixtures"
+)
+
+// TestBadInputWritesNothing: each bad input stops the run with one line
+// naming what is wrong, exit 1, and nothing in findings or journals.
+func TestBadInputWritesNothing(t *testing.T) {
+	db, dsn, bill := setup(t)
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	// ORD202611280007's 订单金额 edited from 80.00 to 81.00: rows no longer
+	// add up to the bill's own summary.
+	edited := bytes.Replace(fixtures.WeChatPayBill, []byte("`0.48000,`0.60%,`80.00,"), []byte("`0.48000,`0.60%,`81.00,"), 1)
+	if bytes.Equal(edited, fixtures.WeChatPayBill) {
+		t.Fatal("fixture changed: the edit did not apply")
+	}
+	lines := bytes.Split(fixtures.WeChatPayBill, []byte("\r\n"))
+	truncated := bytes.Join(lines[:10], []byte("\r\n"))
+	badAmount := bytes.Replace(fixtures.WeChatPayBill, []byte("`99.00,`0.00,`0,"), []byte("`99.0x,`0.00,`0,"), 1)
+
+	tests := []struct {
+		name   string
+		file   string
+		format string
+		want   []string // phrases the one error line must contain
+	}{
+		{"control total", write("edited.csv", edited), "wechatpay", []string{"edited.csv", "订单总金额", "control total"}},
+		{"truncated download", write("truncated.csv", truncated), "wechatpay", []string{"truncated.csv"}},
+		{"malformed amount", write("amount.csv", badAmount), "wechatpay", []string{"amount.csv:2", "应结订单金额"}},
+		{"missing file", filepath.Join(dir, "nope.csv"), "wechatpay", []string{"nope.csv"}},
+		{"directory", dir, "wechatpay", []string{dir}},
+		{"empty file", write("empty.csv", nil), "csv", []string{"empty.csv"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(nil)
+			out := t.TempDir()
+			args := runArgs(dsn, bill, out)
+			args[len(args)-5] = tt.file // --file
+			args[6] = tt.format         // --format
+			code := c.run(t, args...)
+			if code != ExitFailed {
+				t.Fatalf("exit: got %d, want %d; stderr:\n%s", code, ExitFailed, c.errb)
+			}
+			lastLine := lastLine(c.errb.String())
+			for _, w := range tt.want {
+				if !strings.Contains(lastLine, w) {
+					t.Errorf("error line %q does not name %q", lastLine, w)
+				}
+			}
+			s := readSummary(t, out)
+			if s.Status != "FAILED" || s.Error == "" {
+				t.Errorf("summary.json: got status %q error %q, want FAILED with the error", s.Status, s.Error)
+			}
+			if !strings.Contains(c.out.String(), "failed") {
+				t.Errorf("no failure alert printed:\n%s", c.out)
+			}
+		})
+	}
+	var findings, failed, other int
+	if err := db.Pool().QueryRow(context.Background(), `select
+		(select count(*) from findings),
+		(select count(*) from runs where status = 'FAILED' and error <> ''),
+		(select count(*) from runs where status <> 'FAILED')`).Scan(&findings, &failed, &other); err != nil {
+		t.Fatal(err)
+	}
+	journals, _ := db.JournalCount(context.Background())
+	if findings != 0 || journals != 0 {
+		t.Errorf("bad input wrote findings=%d journals=%d, want none", findings, journals)
+	}
+	if failed != len(tests) || other != 0 {
+		t.Errorf("runs: got %d FAILED with an error and %d others, want %d and 0", failed, other, len(tests))
+	}
+}
+
+func lastLine(s string) string {
+	s = strings.TrimRight(s, "\n")
+	if i := strings.LastIndex(s, "\n"); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+func TestUnreachableDatabase(t *testing.T) {
+	c := newCLI(nil)
+	out := t.TempDir()
+	dsn := "postgres://reconciler:s3cret-pw@localhost:1/recon?connect_timeout=2&sslmode=disable"
+	code := c.run(t, runArgs(dsn, "unused.csv", out)...)
+	if code != ExitFailed {
+		t.Fatalf("exit: got %d, want %d; stderr:\n%s", code, ExitFailed, c.errb)
+	}
+	all := c.errb.String() + c.out.String()
+	if strings.Contains(all, "s3cret-pw") {
+		t.Errorf("the password leaked:\n%s", all)
+	}
+	b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	if strings.Contains(string(b), "s3cret-pw") {
+		t.Errorf("the password leaked into summary.json:\n%s", b)
+	}
+	if !strings.Contains(lastLine(c.errb.String()), "localhost") {
+		t.Errorf("error line does not say which server: %q", lastLine(c.errb.String()))
+	}
+}
+
+func TestUsage(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"no command", nil, ExitUsage, "", "no command"},
+		{"help", []string{"help"}, ExitOK, "migrate", ""},
+		{"help run", []string{"help", "run"}, ExitOK, "--dry-run", ""},
+		{"run -h", []string{"run", "-h"}, ExitOK, "--channel", ""},
+		{"demo -h", []string{"demo", "-h"}, ExitOK, "--out", ""},
+		{"schedule -h", []string{"schedule", "-h"}, ExitOK, "--config", ""},
+		{"migrate -h", []string{"migrate", "-h"}, ExitOK, "--dsn", ""},
+		{"unknown command", []string{"reconcil"}, ExitUsage, "", "unknown command"},
+		{"run without date", []string{"run", "--channel", "x"}, ExitUsage, "", "--date is required"},
+		{"bare --date is run", []string{"--date", "2026-11-28"}, ExitUsage, "", "--channel is required"},
+		{"bad date", []string{"run", "--date", "28/11/2026", "--channel", "x", "--format", "csv", "--file", "f"}, ExitUsage, "", "YYYY-MM-DD"},
+		{"unknown format", []string{"run", "--date", "2026-11-28", "--channel", "x", "--format", "mt940", "--file", "f"}, ExitUsage, "", "mt940"},
+		{"bad zone", []string{"run", "--date", "2026-11-28", "--channel", "x", "--format", "csv", "--tz", "Mars/Base", "--file", "f"}, ExitUsage, "", "Mars/Base"},
+		{"no database", []string{"run", "--date", "2026-11-28", "--channel", "x", "--format", "csv", "--file", "f"}, ExitUsage, "", "RECONCILE_DATABASE_URL"},
+		{"unknown flag", []string{"run", "--dat", "2026-11-28"}, ExitUsage, "", "-dat"},
+		{"file without channel", []string{"run", "--date", "2026-11-28", "--file", "f"}, ExitUsage, "", "--file needs --channel"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newCLI(nil)
+			if got := c.run(t, tt.args...); got != tt.code {
+				t.Fatalf("exit: got %d, want %d; stderr:\n%s", got, tt.code, c.errb)
+			}
+			if !strings.Contains(c.out.String(), tt.stdout) {
+				t.Errorf("stdout %q does not contain %q", c.out, tt.stdout)
+			}
+			if !strings.Contains(c.errb.String(), tt.stderr) {
+				t.Errorf("stderr %q does not contain %q", c.errb, tt.stderr)
+			}
+		})
+	}
+}

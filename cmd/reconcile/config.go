@@ -1,0 +1,152 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Config is the job's configuration file, JSON. Flags override it. Secrets
+// are never in the file: it names the environment variables holding them.
+type Config struct {
+	// DatabaseURLEnv names the variable with the DSN (default RECONCILE_DATABASE_URL).
+	DatabaseURLEnv string          `json:"database_url_env"`
+	OutDir         string          `json:"out_dir"` // default "out"
+	Schedule       ScheduleConfig  `json:"schedule"`
+	Slack          SlackConfig     `json:"slack"`
+	Channels       []ChannelConfig `json:"channels"`
+}
+
+// ScheduleConfig says when `reconcile schedule` ticks.
+type ScheduleConfig struct {
+	Spec     string `json:"spec"`      // cron spec, default "0 3 * * *"
+	TimeZone string `json:"time_zone"` // IANA name the spec is read in, default UTC
+}
+
+// SlackConfig names where alerts go. With a token and a channel the alert is
+// posted with the workbook attached; with only a webhook, the message alone;
+// with neither it is printed.
+type SlackConfig struct {
+	TokenEnv   string `json:"token_env"`   // default SLACK_BOT_TOKEN
+	Channel    string `json:"channel"`     // e.g. "#payments-recon"; or:
+	ChannelEnv string `json:"channel_env"` // default SLACK_CHANNEL
+	WebhookEnv string `json:"webhook_env"` // default SLACK_WEBHOOK_URL
+	// Top is how many items needing review the alert lists (default 5).
+	Top int `json:"top"`
+}
+
+// ChannelConfig is one payment channel.
+type ChannelConfig struct {
+	Name   string `json:"name"`   // as in orders.channel and refunds.channel
+	Format string `json:"format"` // settlement format: csv, wechatpay
+	// Path is the settlement file's path template: {date} is YYYY-MM-DD,
+	// {yyyymmdd} is the date without dashes.
+	Path     string `json:"path"`
+	TimeZone string `json:"time_zone"` // business time zone, default UTC
+}
+
+// DefaultConfig is what applies without a config file.
+func DefaultConfig() Config {
+	c := Config{}
+	c.applyDefaults()
+	return c
+}
+
+func (c *Config) applyDefaults() {
+	if c.DatabaseURLEnv == "" {
+		c.DatabaseURLEnv = "RECONCILE_DATABASE_URL"
+	}
+	if c.OutDir == "" {
+		c.OutDir = "out"
+	}
+	if c.Schedule.Spec == "" {
+		c.Schedule.Spec = "0 3 * * *"
+	}
+	if c.Schedule.TimeZone == "" {
+		c.Schedule.TimeZone = "UTC"
+	}
+	if c.Slack.TokenEnv == "" {
+		c.Slack.TokenEnv = "SLACK_BOT_TOKEN"
+	}
+	if c.Slack.ChannelEnv == "" {
+		c.Slack.ChannelEnv = "SLACK_CHANNEL"
+	}
+	if c.Slack.WebhookEnv == "" {
+		c.Slack.WebhookEnv = "SLACK_WEBHOOK_URL"
+	}
+	if c.Slack.Top == 0 {
+		c.Slack.Top = 5
+	}
+	for i := range c.Channels {
+		if c.Channels[i].TimeZone == "" {
+			c.Channels[i].TimeZone = "UTC"
+		}
+	}
+}
+
+// LoadConfig reads and checks a config file; an empty path gives the defaults.
+func LoadConfig(path string) (Config, error) {
+	if path == "" {
+		return DefaultConfig(), nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	var c Config
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&c); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	c.applyDefaults()
+	if err := c.validate(); err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if _, err := time.LoadLocation(c.Schedule.TimeZone); err != nil {
+		errs = append(errs, fmt.Errorf("schedule.time_zone %q: %w", c.Schedule.TimeZone, err))
+	}
+	if _, err := cron.ParseStandard(c.Schedule.Spec); err != nil {
+		errs = append(errs, fmt.Errorf("schedule.spec %q: %w", c.Schedule.Spec, err))
+	}
+	seen := map[string]bool{}
+	for i, ch := range c.Channels {
+		if ch.Name == "" {
+			errs = append(errs, fmt.Errorf("channels[%d]: name is empty", i))
+		}
+		if seen[ch.Name] {
+			errs = append(errs, fmt.Errorf("channels[%d]: channel %q listed twice", i, ch.Name))
+		}
+		seen[ch.Name] = true
+		if _, err := time.LoadLocation(ch.TimeZone); err != nil {
+			errs = append(errs, fmt.Errorf("channel %s: time_zone %q: %w", ch.Name, ch.TimeZone, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Channel returns the named channel's settings.
+func (c *Config) Channel(name string) (ChannelConfig, bool) {
+	for _, ch := range c.Channels {
+		if ch.Name == name {
+			return ch, true
+		}
+	}
+	return ChannelConfig{}, false
+}
+
+// FilePath fills the channel's path template for a business date.
+func (ch ChannelConfig) FilePath(date time.Time) string {
+	r := strings.NewReplacer("{date}", date.Format(time.DateOnly), "{yyyymmdd}", date.Format("20060102"))
+	return r.Replace(ch.Path)
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+	"github.com/xuri/excelize/v2"
+
+	"reconcile/ledger/ledgertest"
+)
+
+// fakeSlack speaks just enough of the Slack Web API for an alert: a post
+// and the three calls of a file upload.
+type fakeSlack struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	calls    []string
+	posted   string // chat.postMessage's blocks
+	uploaded []byte
+}
+
+func newFakeSlack(t *testing.T) *fakeSlack {
+	f := &fakeSlack{}
+	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		path := strings.TrimPrefix(r.URL.Path, "/")
+		f.calls = append(f.calls, path)
+		w.Header().Set("Content-Type", "application/json")
+		switch path {
+		case "chat.postMessage":
+			r.ParseForm()
+			f.posted = r.Form.Get("blocks")
+			io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1.2"}`)
+		case "files.getUploadURLExternal":
+			io.WriteString(w, `{"ok":true,"upload_url":"`+f.srv.URL+`/upload/abc","file_id":"F123"}`)
+		case "upload/abc":
+			file, _, err := r.FormFile("file") // a multipart POST
+			if err == nil {
+				f.uploaded, _ = io.ReadAll(file)
+			}
+			io.WriteString(w, `OK`)
+		case "files.completeUploadExternal":
+			io.WriteString(w, `{"ok":true,"files":[{"id":"F123","title":"x"}]}`)
+		default:
+			io.WriteString(w, `{"ok":false,"error":"unknown_method"}`)
+		}
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func TestSlackAlertWithWorkbook(t *testing.T) {
+	_, dsn, bill := setup(t)
+	fake := newFakeSlack(t)
+	c := newCLI(map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-token", "SLACK_CHANNEL": "#recon"})
+	c.app.SlackOptions = []slack.Option{slack.OptionAPIURL(fake.srv.URL + "/")}
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	want := []string{"chat.postMessage", "files.getUploadURLExternal", "upload/abc", "files.completeUploadExternal"}
+	if strings.Join(fake.calls, ",") != strings.Join(want, ",") {
+		t.Errorf("calls: got %v, want %v", fake.calls, want)
+	}
+	for _, phrase := range []string{"2026-11-28", "wechatpay", "ORD202611280007"} {
+		if !strings.Contains(fake.posted, phrase) {
+			t.Errorf("posted blocks do not mention %q:\n%s", phrase, fake.posted)
+		}
+	}
+	book, err := os.ReadFile(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.uploaded) == 0 || string(fake.uploaded) != string(book) {
+		t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(fake.uploaded), len(book))
+	}
+	if strings.Contains(c.out.String()+c.errb.String(), "xoxb-test-token") {
+		t.Error("the token leaked into the output")
+	}
+}
+
+func TestWorkbookOfARun(t *testing.T) {
+	_, dsn, bill := setup(t)
+	c := newCLI(nil)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
+	}
+	f, err := excelize.OpenFile(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Auto-reversed"; got != want {
+		t.Errorf("sheets: got %s, want %s", got, want)
+	}
+	rows, err := f.GetRows("Review")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 1+6 {
+		t.Fatalf("Review rows: got %d, want header + 6", len(rows))
+	}
+	header := map[string]int{}
+	for i, h := range rows[0] {
+		header[h] = i
+	}
+	var found bool
+	for _, r := range rows[1:] {
+		if r[header["Order No"]] != "ORD202611280007" {
+			continue
+		}
+		found = true
+		cell := func(col string) string {
+			if i := header[col]; i < len(r) {
+				return r[i]
+			}
+			return ""
+		}
+		if cell("Category") != "amount_mismatch" || cell("Local Amount") != "88.00" || cell("Channel Amount") != "80.00" || cell("Difference") != "-8.00" || cell("Currency") != "CNY" {
+			t.Errorf("ORD202611280007 row: got %v", r)
+		}
+		if cell("Time") != "2026-11-28 13:15:40" {
+			t.Errorf("time: got %q, want the business zone's 2026-11-28 13:15:40", cell("Time"))
+		}
+	}
+	if !found {
+		t.Error("no Review row for ORD202611280007")
+	}
+	auto, _ := f.GetRows("Auto-reversed")
+	if len(auto) != 1+2 {
+		t.Errorf("Auto-reversed rows: got %d, want header + 2", len(auto))
+	}
+}
+
+func TestDemoInProcess(t *testing.T) {
+	_, dsn := ledgertest.DB(t)
+	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": dsn})
+	out := t.TempDir()
+	if code := c.run(t, "demo", "--out", out); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
+	}
+	checkCounts(t, readSummary(t, filepath.Join(out, "2026-11-28", "wechatpay")).Counts)
+	for _, phrase := range []string{"would send", "wechatpay", "workbook:"} {
+		if !strings.Contains(c.out.String(), phrase) {
+			t.Errorf("demo output does not contain %q:\n%s", phrase, c.out)
+		}
+	}
+	// Again on the same database: fixtures load twice, nothing doubles.
+	if code := c.run(t, "demo", "--out", out); code != ExitOK {
+		t.Fatalf("second demo: exit %d, stderr:\n%s", code, c.errb)
+	}
+}
+
+func TestSchedulerDue(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Channels = []ChannelConfig{
+		{Name: "wechatpay", Format: "wechatpay", Path: "/in/wx/{yyyymmdd}.csv", TimeZone: "Asia/Shanghai"},
+		{Name: "stripe", Format: "csv", Path: "/in/stripe/{date}.csv", TimeZone: "America/Los_Angeles"},
+	}
+	// 03:00 on 29 November in Shanghai is still the 28th in Los Angeles.
+	now := time.Date(2026, 11, 28, 19, 0, 0, 0, time.UTC)
+	s := &Scheduler{Config: cfg, Now: func() time.Time { return now }}
+	due := s.Due()
+	if len(due) != 2 {
+		t.Fatalf("due: got %d runs, want 2", len(due))
+	}
+	tests := []struct{ channel, date, file string }{
+		{"wechatpay", "2026-11-28", "/in/wx/20261128.csv"},
+		{"stripe", "2026-11-27", "/in/stripe/2026-11-27.csv"},
+	}
+	for i, tt := range tests {
+		got := due[i]
+		if got.Channel != tt.channel || got.Day.String() != tt.date || got.File != tt.file {
+			t.Errorf("run %d: got %s %s %s, want %s %s %s", i, got.Channel, got.Day, got.File, tt.channel, tt.date, tt.file)
+		}
+	}
+}
+
+func TestScheduleTickAndStop(t *testing.T) {
+	db, dsn, bill := setup(t)
+	dir := t.TempDir()
+	cfg := map[string]any{
+		"out_dir":  filepath.Join(dir, "out"),
+		"schedule": map[string]string{"spec": "@every 1s", "time_zone": "Asia/Shanghai"},
+		"channels": []map[string]string{{"name": "wechatpay", "format": "wechatpay", "path": bill, "time_zone": "Asia/Shanghai"}},
+	}
+	b, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(dir, "config.json")
+	os.WriteFile(cfgPath, b, 0o644)
+
+	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": dsn})
+	// The bill is for the 28th: tick as if it were the 29th.
+	c.app.Now = func() time.Time { return time.Date(2026, 11, 29, 3, 0, 0, 0, time.FixedZone("CST", 8*3600)) }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int)
+	go func() { done <- c.app.Main(ctx, []string{"schedule", "--config", cfgPath}) }()
+
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		n, _ := db.JournalCount(context.Background())
+		if n == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			cancel()
+			<-done
+			t.Fatalf("no tick reconciled the date within 20s; stderr:\n%s", c.errb)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != ExitOK {
+			t.Errorf("schedule exit: got %d, want 0", code)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("schedule did not stop after its context was cancelled")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out", "2026-11-28", "wechatpay", "summary.json")); err != nil {
+		t.Errorf("scheduled run wrote no summary: %v", err)
+	}
+	var running int
+	db.Pool().QueryRow(context.Background(), "select count(*) from runs where status = 'RUNNING'").Scan(&running)
+	if running != 0 {
+		t.Errorf("runs left RUNNING after stop: %d", running)
+	}
+}

@@ -1,0 +1,188 @@
+// Command reconcile is the nightly payment-reconciliation job: it compares
+// the channels' settlement files with the orders and refunds in PostgreSQL,
+// reverses unambiguous duplicates, and reports the rest for review.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+	os.Exit(app.Main(ctx, os.Args[1:]))
+}
+
+// Exit statuses.
+const (
+	ExitOK     = 0 // the run completed, with or without findings
+	ExitFailed = 1 // the run failed: bad input, database, alert
+	ExitUsage  = 2 // the command line was wrong
+)
+
+// App is the whole CLI with its outside world injected, so tests run it
+// in-process exactly as a user does.
+type App struct {
+	Stdout, Stderr io.Writer
+	Getenv         func(string) string
+	Now            func() time.Time
+	// SlackOptions and HTTPClient let tests point Slack at a fake server.
+	SlackOptions []slack.Option
+	HTTPClient   *http.Client
+}
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct {
+	cmd string
+	msg string
+}
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(cmd, format string, args ...any) error {
+	return &usageError{cmd: cmd, msg: fmt.Sprintf(format, args...)}
+}
+
+var commands = []struct {
+	name, synopsis string
+}{
+	{"run", "reconcile one business date: every configured channel, or one"},
+	{"migrate", "create or upgrade the database schema"},
+	{"schedule", "run as a daemon, reconciling yesterday at the configured time"},
+	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL"},
+	{"help", "show this help, or a command's"},
+}
+
+const mainUsage = `reconcile compares payment channels' settlement files with our own records.
+
+Usage:
+  reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [flags]
+  reconcile --date YYYY-MM-DD ...      (the same as run)
+  reconcile migrate [--dsn DSN]
+  reconcile schedule [--config FILE]
+  reconcile demo [--out DIR]
+  reconcile help [COMMAND]
+
+Commands:
+`
+
+const exitUsage = `
+Exit status: 0 the run completed (with or without findings), 1 it failed,
+2 the command line was wrong. 'reconcile CMD -h' shows a command's flags.
+`
+
+// Main runs the command line and returns the exit status.
+func (a *App) Main(ctx context.Context, args []string) int {
+	if a.Getenv == nil {
+		a.Getenv = os.Getenv
+	}
+	if a.Now == nil {
+		a.Now = time.Now
+	}
+	err := a.dispatch(ctx, args)
+	var ue *usageError
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &ue):
+		fmt.Fprintf(a.Stderr, "reconcile %s: %s\n", ue.cmd, ue.msg)
+		if ue.cmd != "" {
+			fmt.Fprintf(a.Stderr, "Try 'reconcile %s -h'.\n", ue.cmd)
+		} else {
+			fmt.Fprintln(a.Stderr, "Try 'reconcile help'.")
+		}
+		return ExitUsage
+	default:
+		fmt.Fprintf(a.Stderr, "reconcile: %s\n", oneLine(err.Error()))
+		return ExitFailed
+	}
+}
+
+func (a *App) dispatch(ctx context.Context, args []string) error {
+	if len(args) == 0 {
+		a.printHelp(a.Stderr)
+		return &usageError{msg: "no command given"}
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "run":
+		return a.runCmd(ctx, rest)
+	case "migrate":
+		return a.migrateCmd(ctx, rest)
+	case "schedule":
+		return a.scheduleCmd(ctx, rest)
+	case "demo":
+		return a.demoCmd(ctx, rest)
+	case "help", "-h", "-help", "--help":
+		if len(rest) > 0 {
+			return a.dispatch(ctx, []string{rest[0], "-h"})
+		}
+		a.printHelp(a.Stdout)
+		return nil
+	}
+	if len(cmd) > 1 && cmd[0] == '-' {
+		return a.runCmd(ctx, args) // `reconcile --date …` is `reconcile run --date …`
+	}
+	return &usageError{msg: fmt.Sprintf("unknown command %q", cmd)}
+}
+
+func (a *App) printHelp(w io.Writer) {
+	fmt.Fprint(w, mainUsage)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.synopsis)
+	}
+	fmt.Fprint(w, exitUsage)
+}
+
+// newFlagSet returns a subcommand's flags, printing its usage to Stdout on
+// -h and to nowhere on a parse error (Main prints one line instead).
+func (a *App) newFlagSet(name, synopsis string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {
+		fmt.Fprintf(a.Stdout, "Usage: %s\n\nFlags:\n", synopsis)
+		fs.SetOutput(a.Stdout)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+		fmt.Fprint(a.Stdout, exitUsage)
+	}
+	return fs
+}
+
+// parseFlags parses args, turning flag errors into usage errors.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
+			return err
+		}
+		return usagef(fs.Name(), "%s", err)
+	}
+	if fs.NArg() > 0 {
+		return usagef(fs.Name(), "unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+func oneLine(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\n' {
+			return s[:i] + " …"
+		}
+	}
+	return s
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"reconcile"
+	"reconcile/fixtures"
+	"reconcile/ledger"
+	"reconcile/ledger/ledgertest"
+)
+
+func TestMain(m *testing.M) { ledgertest.Main(m) }
+
+// cli runs the command line in-process and returns its exit status and
+// what it printed.
+type cli struct {
+	env  map[string]string
+	app  *App
+	out  *bytes.Buffer
+	errb *bytes.Buffer
+}
+
+func newCLI(env map[string]string) *cli {
+	c := &cli{env: env, out: &bytes.Buffer{}, errb: &bytes.Buffer{}}
+	c.app = &App{
+		Stdout: c.out, Stderr: c.errb,
+		Getenv: func(k string) string { return c.env[k] },
+		Now:    time.Now,
+	}
+	return c
+}
+
+func (c *cli) run(t *testing.T, args ...string) int {
+	t.Helper()
+	c.out.Reset()
+	c.errb.Reset()
+	return c.app.Main(context.Background(), args)
+}
+
+// setup returns a migrated database loaded with the demo's local records,
+// its DSN, and the path of the demo's bill.
+func setup(t *testing.T) (*ledger.DB, string, string) {
+	t.Helper()
+	db, dsn := ledgertest.DB(t)
+	if err := db.Exec(context.Background(), fixtures.LocalSQL); err != nil {
+		t.Fatal(err)
+	}
+	bill := filepath.Join(t.TempDir(), fixtures.WeChatPayBillName)
+	if err := os.WriteFile(bill, fixtures.WeChatPayBill, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return db, dsn, bill
+}
+
+func runArgs(dsn, bill, out string, extra ...string) []string {
+	return append([]string{"run", "--date", "2026-11-28", "--channel", "wechatpay", "--format", "wechatpay",
+		"--tz", "Asia/Shanghai", "--file", bill, "--dsn", dsn, "--out", out}, extra...)
+}
+
+type summaryFile struct {
+	RunID        string         `json:"run_id"`
+	Channel      string         `json:"channel"`
+	BusinessDate string         `json:"business_date"`
+	Status       string         `json:"status"`
+	ChannelRows  int            `json:"channel_rows"`
+	LocalRows    int            `json:"local_rows"`
+	Counts       map[string]int `json:"counts"`
+	AutoReversed int            `json:"auto_reversed"`
+	NeedsReview  int            `json:"needs_review"`
+	Error        string         `json:"error"`
+}
+
+func readSummary(t *testing.T, dir string) summaryFile {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s summaryFile
+	if err := json.Unmarshal(b, &s); err != nil {
+		t.Fatalf("summary.json: %v\n%s", err, b)
+	}
+	return s
+}
+
+// wantCounts is what the demo's bill and records must produce.
+var wantCounts = map[string]int{
+	"matched": 13, "amount_mismatch": 1, "status_mismatch": 1, "missing_local": 1,
+	"missing_channel": 1, "duplicate_payment": 2, "duplicate_refund": 1, "unrecognized": 1,
+}
+
+func checkCounts(t *testing.T, got map[string]int) {
+	t.Helper()
+	if len(got) != len(wantCounts) {
+		t.Errorf("counts: got %v, want every category: %v", got, wantCounts)
+	}
+	for k, v := range wantCounts {
+		if got[k] != v {
+			t.Errorf("counts[%s]: got %d, want %d", k, got[k], v)
+		}
+	}
+}
+
+// findingKey identifies a finding across runs.
+func findingKeys(fs []reconcile.Finding) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, strings.Join([]string{string(f.Category), f.OrderNo, f.RefundNo, f.ChannelTxnID,
+			reconcile.FormatAmount(f.ChannelAmount, "CNY"), reconcile.FormatAmount(f.LocalAmount, "CNY"), f.Hint}, "|"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func TestRunTwiceSameDate(t *testing.T) {
+	db, dsn, bill := setup(t)
+	ctx := context.Background()
+	c := newCLI(nil)
+	out1, out2 := t.TempDir(), t.TempDir()
+
+	if code := c.run(t, runArgs(dsn, bill, out1)...); code != ExitOK {
+		t.Fatalf("first run: exit %d, stderr:\n%s", code, c.errb)
+	}
+	s1 := readSummary(t, out1)
+	checkCounts(t, s1.Counts)
+	if s1.Status != "SUCCEEDED" || s1.ChannelRows != 20 || s1.AutoReversed != 2 || s1.NeedsReview != 6 {
+		t.Errorf("summary: got %+v, want SUCCEEDED, 20 rows, 2 auto reversed, 6 to review", s1)
+	}
+	journals1, err := db.Journals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(journals1) != 2 {
+		t.Fatalf("journals after the first run: got %d, want 2", len(journals1))
+	}
+	wantKeys := []string{"reversal/wechatpay/4200009999202611280000000013", "reversal/wechatpay/50300099992026112800000000004"}
+	for i, j := range journals1 {
+		if j.IdempotencyKey != wantKeys[i] {
+			t.Errorf("journal %d: got key %q, want %q", i, j.IdempotencyKey, wantKeys[i])
+		}
+		if !j.Lines.Balanced() || len(j.Lines) != 2 {
+			t.Errorf("journal %s: lines %+v, want two balanced lines", j.IdempotencyKey, j.Lines)
+		}
+	}
+
+	if code := c.run(t, runArgs(dsn, bill, out2)...); code != ExitOK {
+		t.Fatalf("second run: exit %d, stderr:\n%s", code, c.errb)
+	}
+	s2 := readSummary(t, out2)
+	if s2.RunID == s1.RunID {
+		t.Errorf("second run reused run id %s", s1.RunID)
+	}
+	checkCounts(t, s2.Counts)
+	f1, err := db.Findings(ctx, s1.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f2, err := db.Findings(ctx, s2.RunID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k1, k2 := findingKeys(f1), findingKeys(f2)
+	if len(k1) != 8 || strings.Join(k1, "\n") != strings.Join(k2, "\n") {
+		t.Errorf("findings differ between runs or are not 8:\nfirst:\n%s\nsecond:\n%s", strings.Join(k1, "\n"), strings.Join(k2, "\n"))
+	}
+	journals2, err := db.Journals(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(journals2) != len(journals1) {
+		t.Errorf("journals after the second run: got %d, want %d (none doubled)", len(journals2), len(journals1))
+	}
+}
+
+func TestConcurrentRunsReverseOnce(t *testing.T) {
+	db, dsn, bill := setup(t)
+	const n = 4
+	var wg sync.WaitGroup
+	codes := make([]int, n)
+	errs := make([]string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			c := newCLI(nil)
+			codes[i] = c.app.Main(context.Background(), runArgs(dsn, bill, filepath.Join(t.TempDir(), "out")))
+			errs[i] = c.errb.String()
+		}(i)
+	}
+	wg.Wait()
+	for i, code := range codes {
+		if code != ExitOK {
+			t.Errorf("run %d: exit %d, stderr:\n%s", i, code, errs[i])
+		}
+	}
+	got, err := db.JournalCount(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != 2 {
+		t.Errorf("journals after %d concurrent runs: got %d, want 2", n, got)
+	}
+}
+
+func TestDryRunWritesNothing(t *testing.T) {
+	db, dsn, bill := setup(t)
+	c := newCLI(nil)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out, "--dry-run")...); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
+	}
+	checkCounts(t, readSummary(t, out).Counts)
+	if _, err := os.Stat(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx")); err != nil {
+		t.Errorf("workbook: %v", err)
+	}
+	if !strings.Contains(c.out.String(), "2026-11-28") {
+		t.Errorf("dry run printed no alert:\n%s", c.out)
+	}
+	var runs, findings int
+	pool := db.Pool()
+	if err := pool.QueryRow(context.Background(), "select (select count(*) from runs), (select count(*) from findings)").Scan(&runs, &findings); err != nil {
+		t.Fatal(err)
+	}
+	journals, _ := db.JournalCount(context.Background())
+	if runs+findings+journals != 0 {
+		t.Errorf("dry run wrote runs=%d findings=%d journals=%d, want nothing", runs, findings, journals)
+	}
+}

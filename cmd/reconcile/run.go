@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"reconcile"
+	"reconcile/channelfeed"
+	"reconcile/ledger"
+	"reconcile/reports"
+)
+
+const runSynopsis = `reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [--format FORMAT]
+         [--tz ZONE] [--dsn DSN] [--out DIR] [--dry-run] [--config FILE]
+
+Reconciles one business date. Without --channel, every channel in the config,
+each file found through the channel's path template. --file needs --channel.
+--dry-run computes and reports everything (workbook, summary.json, the alert
+printed, not sent) and writes nothing to the database.`
+
+type runFlags struct {
+	date, channel, file, format, tz, dsn, out, config string
+	dryRun                                            bool
+}
+
+func (a *App) runCmd(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("run", runSynopsis)
+	var f runFlags
+	fs.StringVar(&f.date, "date", "", "business date `YYYY-MM-DD` (required)")
+	fs.StringVar(&f.channel, "channel", "", "channel `NAME` (default: every configured channel)")
+	fs.StringVar(&f.file, "file", "", "settlement file `PATH` (default: the channel's path template)")
+	fs.StringVar(&f.format, "format", "", "settlement `FORMAT`: "+fmt.Sprint(channelfeed.Formats())+" (default: the channel's)")
+	fs.StringVar(&f.tz, "tz", "", "business time `ZONE`, IANA name (default: the channel's, else UTC)")
+	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	fs.StringVar(&f.out, "out", "", "output `DIR` (default: out/<date>/<channel>)")
+	fs.BoolVar(&f.dryRun, "dry-run", false, "compute and report, write nothing to the database")
+	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if f.date == "" {
+		return usagef("run", "--date is required")
+	}
+	cfg, err := LoadConfig(f.config)
+	if err != nil {
+		return usagef("run", "%s", err)
+	}
+	specs, err := f.specs(cfg)
+	if err != nil {
+		return err
+	}
+	dsn := f.dsn
+	if dsn == "" {
+		dsn = a.Getenv(cfg.DatabaseURLEnv)
+	}
+	if dsn == "" {
+		return usagef("run", "no database: pass --dsn or set %s (or try 'reconcile demo')", cfg.DatabaseURLEnv)
+	}
+
+	job := &Job{Notifier: a.notifier(cfg, f.dryRun), Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
+	db, err := ledger.Open(ctx, dsn)
+	if err != nil {
+		for _, s := range specs {
+			job.Fail(ctx, s, err)
+		}
+		return err
+	}
+	defer db.Close()
+	job.DB = db
+	return a.runAll(ctx, job, specs)
+}
+
+// runAll runs the specs one after another; a failed channel does not stop
+// the others, but makes the whole command fail.
+func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec) error {
+	var failed []error
+	for _, s := range specs {
+		res, err := job.Run(ctx, s)
+		if err != nil {
+			failed = append(failed, fmt.Errorf("%s %s: %w", s.Channel, s.Day, err))
+			continue
+		}
+		fmt.Fprintf(a.Stdout, "%s %s: %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
+			s.Channel, s.Day, res.ChannelRows, res.NeedsReview(), res.AutoReversed(), s.OutDir)
+	}
+	if len(failed) == 1 {
+		return failed[0]
+	}
+	return errors.Join(failed...)
+}
+
+// specs turns the flags and the config into the runs to do.
+func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
+	var channels []ChannelConfig
+	switch {
+	case f.channel != "":
+		ch, ok := cfg.Channel(f.channel)
+		if !ok {
+			ch = ChannelConfig{Name: f.channel, TimeZone: "UTC"}
+		}
+		channels = []ChannelConfig{ch}
+	case f.file != "":
+		return nil, usagef("run", "--file needs --channel")
+	case len(cfg.Channels) == 0:
+		return nil, usagef("run", "--channel is required when the config names no channels")
+	default:
+		channels = cfg.Channels
+	}
+	var specs []RunSpec
+	for _, ch := range channels {
+		zone := ch.TimeZone
+		if f.tz != "" {
+			zone = f.tz
+		}
+		loc, err := time.LoadLocation(zone)
+		if err != nil {
+			return nil, usagef("run", "--tz %q: not an IANA time zone", zone)
+		}
+		day, err := reconcile.NewBusinessDay(f.date, loc)
+		if err != nil {
+			return nil, usagef("run", "--date: %s", err)
+		}
+		format := ch.Format
+		if f.format != "" {
+			format = f.format
+		}
+		if format == "" {
+			return nil, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
+		}
+		if _, err := channelfeed.Lookup(format); err != nil {
+			return nil, usagef("run", "--format: %s", err)
+		}
+		file := ch.FilePath(day.Date)
+		if f.file != "" {
+			file = f.file
+		}
+		if file == "" {
+			return nil, usagef("run", "--file is required for channel %s (no path template configured)", ch.Name)
+		}
+		out := f.out
+		if out == "" {
+			out = filepath.Join(cfg.OutDir, day.String(), ch.Name)
+		} else if len(channels) > 1 {
+			out = filepath.Join(out, ch.Name)
+		}
+		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out, DryRun: f.dryRun})
+	}
+	return specs, nil
+}
+
+// notifier picks where alerts go: printed on a dry run; else a Slack bot
+// with token and channel; else a webhook; else printed.
+func (a *App) notifier(cfg Config, dryRun bool) reports.Notifier {
+	if dryRun {
+		return reports.NewPrintNotifier(a.Stdout)
+	}
+	token := a.Getenv(cfg.Slack.TokenEnv)
+	channel := cfg.Slack.Channel
+	if channel == "" {
+		channel = a.Getenv(cfg.Slack.ChannelEnv)
+	}
+	if token != "" && channel != "" {
+		return reports.NewBotNotifier(token, channel, a.SlackOptions...)
+	}
+	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
+		return reports.NewWebhookNotifier(url, a.HTTPClient)
+	}
+	return reports.NewPrintNotifier(a.Stdout)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,8 +20,8 @@ const demoSynopsis = `reconcile demo [--out DIR]
 Runs the whole job on the bundled fixtures: a WeChat Pay bill for 2026-11-28
 and the matching local records. Without RECONCILE_DATABASE_URL it starts a
 throwaway PostgreSQL from this machine's server binaries and stops it after.
-Writes the workbook and summary.json under DIR/2026-11-28/wechatpay and
-prints the Slack message it would send.`
+Copies the bill to DIR/inbox, writes the workbook and summary.json under
+DIR/2026-11-28/wechatpay, and prints the Slack message it would send.`
 
 func (a *App) demoCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("demo", demoSynopsis)
@@ -58,13 +59,13 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		return fmt.Errorf("demo: load fixtures: %w", err)
 	}
 
-	// The bill goes through the same file path a real run takes.
-	dir, err := os.MkdirTemp("", "reconcile-demo-")
-	if err != nil {
+	// The bill goes through the same path a real run takes: a file in an
+	// inbox, left there so the reader can open what was reconciled.
+	inbox := filepath.Join(*out, "inbox")
+	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		return err
 	}
-	defer os.RemoveAll(dir)
-	bill := filepath.Join(dir, fixtures.WeChatPayBillName)
+	bill := filepath.Join(inbox, fixtures.WeChatPayBillName)
 	if err := os.WriteFile(bill, fixtures.WeChatPayBill, 0o644); err != nil {
 		return err
 	}
@@ -83,9 +84,7 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		Day:     day,
 		OutDir:  filepath.Join(*out, fixtures.Date, fixtures.Channel),
 	}
-	fmt.Fprintln(a.Stdout, "The Slack message this run would send:")
-	fmt.Fprintln(a.Stdout)
-	job := &Job{DB: db, Notifier: reports.NewPrintNotifier(a.Stdout), Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
+	job := &Job{DB: db, Notifier: headedNotifier{a.Stdout, reports.NewPrintNotifier(a.Stdout)}, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
 	res, err := job.Run(ctx, spec)
 	if err != nil {
 		return err
@@ -95,4 +94,16 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.Stdout, "workbook: %s\nsummary:  %s\n",
 		filepath.Join(spec.OutDir, reports.WorkbookName(spec.Channel, day)), filepath.Join(spec.OutDir, "summary.json"))
 	return nil
+}
+
+// headedNotifier introduces the printed alert, so a reader of the demo
+// knows what they are looking at.
+type headedNotifier struct {
+	w io.Writer
+	reports.Notifier
+}
+
+func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachment string) error {
+	fmt.Fprint(h.w, "\nThe Slack message this run would send:\n\n")
+	return h.Notifier.Notify(ctx, msg, attachment)
 }

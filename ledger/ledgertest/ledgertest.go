@@ -222,7 +222,7 @@ func newDatabase(t testing.TB, fromTemplate bool) (dsn string, migrated bool) {
 	default:
 		create = "CREATE SCHEMA " + ident
 		drop = "DROP SCHEMA IF EXISTS " + ident + " CASCADE"
-		dsn = withParam(adminDSN, "search_path", name)
+		dsn = WithParam(adminDSN, "search_path", name)
 	}
 	if _, err := admin.Exec(ctx, create); err != nil {
 		t.Fatalf("ledgertest: %s: %v", create, err)
@@ -249,8 +249,8 @@ func withDatabase(dsn, name string) string {
 	return dsn + " dbname=" + quote(name)
 }
 
-// withParam returns dsn with a run-time parameter set.
-func withParam(dsn, key, value string) string {
+// WithParam returns dsn with a run-time parameter set, such as search_path.
+func WithParam(dsn, key, value string) string {
 	if u, ok := parseURL(dsn); ok {
 		q := u.Query()
 		q.Set(key, value)

@@ -55,6 +55,9 @@ type Server struct {
 	log     io.Writer
 }
 
+// debianGlob is where Debian and Ubuntu install each major version.
+var debianGlob = "/usr/lib/postgresql/*/bin"
+
 // FindBinaries returns the directory holding initdb and pg_ctl: the one on
 // PATH, else the newest /usr/lib/postgresql/*/bin (Debian does not put the
 // server binaries on PATH).
@@ -70,7 +73,7 @@ func FindBinaries() (string, error) {
 			return dir, nil
 		}
 	}
-	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	dirs, _ := filepath.Glob(debianGlob)
 	// Newest first: compare major versions as numbers so 9.6 sorts below 15.
 	sort.Slice(dirs, func(i, j int) bool {
 		return versionOf(dirs[i]) > versionOf(dirs[j])
@@ -83,9 +86,13 @@ func FindBinaries() (string, error) {
 	return "", ErrNoBinaries
 }
 
-func versionOf(binDir string) float64 {
-	v, _ := strconv.ParseFloat(filepath.Base(filepath.Dir(binDir)), 64)
-	return v
+// versionOf reads the version directory of a Debian layout as a number
+// that orders versions: "15" is 15000, "9.6" is 9006.
+func versionOf(binDir string) int {
+	major, minor, _ := strings.Cut(filepath.Base(filepath.Dir(binDir)), ".")
+	a, _ := strconv.Atoi(major)
+	b, _ := strconv.Atoi(minor)
+	return a*1000 + b
 }
 
 func isExecutable(path string) bool {

@@ -240,3 +240,59 @@ func TestScheduleTickAndStop(t *testing.T) {
 		t.Errorf("runs left RUNNING after stop: %d", running)
 	}
 }
+
+// TestBareDateRunsConfiguredChannels: `reconcile --date D --config F` finds
+// each channel's file through its path template and takes the channel's
+// format and time zone from the config.
+func TestBareDateRunsConfiguredChannels(t *testing.T) {
+	_, dsn, bill := setup(t)
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	os.MkdirAll(inbox, 0o755)
+	b, _ := os.ReadFile(bill)
+	os.WriteFile(filepath.Join(inbox, "20261128_ALL.csv"), b, 0o644)
+	cfg := map[string]any{
+		"out_dir": filepath.Join(dir, "out"),
+		"channels": []map[string]string{{"name": "wechatpay", "format": "wechatpay",
+			"path": filepath.Join(inbox, "{yyyymmdd}_ALL.csv"), "time_zone": "Asia/Shanghai"}},
+	}
+	raw, _ := json.Marshal(cfg)
+	cfgPath := filepath.Join(dir, "reconcile.json")
+	os.WriteFile(cfgPath, raw, 0o644)
+
+	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": dsn})
+	if code := c.run(t, "--date", "2026-11-28", "--config", cfgPath); code != ExitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
+	}
+	checkCounts(t, readSummary(t, filepath.Join(dir, "out", "2026-11-28", "wechatpay")).Counts)
+
+	// The next date's file is not there: that channel's run fails, exit 1.
+	if code := c.run(t, "--date", "2026-11-29", "--config", cfgPath); code != ExitFailed {
+		t.Fatalf("missing file: exit %d, want %d; stderr:\n%s", code, ExitFailed, c.errb)
+	}
+	if !strings.Contains(c.errb.String(), "20261129_ALL.csv") {
+		t.Errorf("error does not name the missing file:\n%s", c.errb)
+	}
+}
+
+func TestExampleConfigLoads(t *testing.T) {
+	cfg, err := LoadConfig("../../reconcile.example.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Channels) != 2 || cfg.Schedule.Spec != "0 3 * * *" || cfg.Slack.Channel != "#payments-recon" {
+		t.Errorf("example config: got %+v", cfg)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"channels":[{"name":"x","time_zone":"Mars/Base"}],"schedule":{"spec":"61 * * * *"},"slak":{}}`), 0o644)
+	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "slak") {
+		t.Errorf("unknown key: got %v, want an error naming it", err)
+	}
+	os.WriteFile(bad, []byte(`{"channels":[{"name":"x","time_zone":"Mars/Base"}],"schedule":{"spec":"61 * * * *"}}`), 0o644)
+	_, err = LoadConfig(bad)
+	for _, want := range []string{"Mars/Base", "61 * * * *"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("bad config: got %v, want an error naming %q", err, want)
+		}
+	}
+}

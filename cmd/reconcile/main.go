@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"reconcile/reports"
 )
 
 func main() {
@@ -107,7 +109,7 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		}
 		return ExitUsage
 	default:
-		fmt.Fprintf(a.Stderr, "reconcile: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(a.Stderr, "reconcile: %s\n", reports.RedactSecrets(oneLine(err.Error())))
 		return ExitFailed
 	}
 }

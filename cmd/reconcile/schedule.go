@@ -12,6 +12,7 @@ import (
 
 	"reconcile"
 	"reconcile/ledger"
+	"reconcile/reports"
 )
 
 const scheduleSynopsis = `reconcile schedule [--config FILE] [--dsn DSN]
@@ -108,7 +109,7 @@ func (s *Scheduler) Tick(ctx context.Context) {
 			return
 		}
 		if _, err := s.Job.Run(ctx, spec); err != nil {
-			fmt.Fprintf(s.Log, "schedule: %s %s failed: %s\n", spec.Channel, spec.Day, oneLine(err.Error()))
+			fmt.Fprintf(s.Log, "schedule: %s %s failed: %s\n", spec.Channel, spec.Day, reports.RedactSecrets(oneLine(err.Error())))
 			continue
 		}
 		fmt.Fprintf(s.Log, "schedule: %s %s done\n", spec.Channel, spec.Day)

@@ -16,14 +16,18 @@ build: ## build bin/reconcile
 demo: build ## run the job on the fixtures against a throwaway PostgreSQL; writes $(OUT)/
 	./$(BIN) demo --out $(OUT)
 
-test: deps check unit demo-check ## every test: formatting, vet, unit and end-to-end tests (race detector), the demo
+test: deps check demo-check unit ## every test: formatting, vet, the demo, unit and end-to-end tests (race detector)
 
 check: ## gofmt and go vet
 	@test -z "$$(gofmt -l .)" || { echo "gofmt needed on:"; gofmt -l .; exit 1; }
 	$(GO) vet ./...
 
-unit: ## go test -race on every package (starts its own PostgreSQL)
-	$(GO) test -race -count=1 ./...
+unit: ## go test -race on every package (starts its own PostgreSQL); ends with the pass/fail count
+	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
+	{ $(GO) test -race -count=1 -v ./... > "$$log" 2>&1; status=$$?; } ; \
+	grep -E '^(ok|FAIL|panic:|--- FAIL)|^\s+--- FAIL|_test.go:[0-9]+:' "$$log" ; \
+	echo "tests: $$(grep -cE '^\s*--- PASS' "$$log") passed, $$(grep -cE '^\s*--- FAIL' "$$log") failed" ; \
+	exit $$status
 
 demo-check: ## run `make demo` into a temporary directory and check what it wrote
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \

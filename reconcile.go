@@ -23,6 +23,9 @@ const (
 	// REVOKED row, a new Stripe category). It is never dropped: the matcher
 	// surfaces it for review.
 	KindOther Kind = "other"
+	// KindBatch is a booking of the settlement batch itself: a fee, a
+	// payout, a balance transfer. It is counted, never matched.
+	KindBatch Kind = "batch"
 )
 
 // TxnStatus is the channel's word on a row, reduced to three outcomes.

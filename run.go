@@ -44,7 +44,10 @@ func NewRunID() string {
 type Result struct {
 	Run         Run
 	ChannelRows int
-	LocalRows   int
+	// BatchRows counts the channel rows that book the settlement batch
+	// itself (fees, payouts): part of ChannelRows, never matched.
+	BatchRows int
+	LocalRows int
 	// Counts has an entry for every category, zeros included; matched
 	// keys are counted but not kept in Findings.
 	Counts   map[Category]int

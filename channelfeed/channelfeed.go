@@ -6,6 +6,9 @@
 package channelfeed
 
 import (
+	"bufio"
+	"bytes"
+	"compress/gzip"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -42,6 +45,11 @@ type Options struct {
 	// Location is the business time zone: times without a zone in the
 	// file are read in it. Nil means UTC.
 	Location *time.Location
+	// OrderKey and RefundKey name the Stripe metadata keys holding our
+	// order and refund numbers (defaults order_id, merchant_refund_id).
+	OrderKey, RefundKey string
+	// Mapping describes the columns of a "mapped" CSV; that format needs it.
+	Mapping *Mapping
 }
 
 func (o Options) location() *time.Location {
@@ -92,14 +100,16 @@ type FileInfo struct {
 	Rows   int // rows emitted
 }
 
-// ParseFile parses the file at path with format, reading naive times in
-// loc (nil means UTC), and returns what was read. A symbolic link is
+// ParseFile parses the file at path with format and returns what was read.
+// opts.Name defaults to path. A gzip file (WeChat Pay's tar_type=GZIP) is
+// decompressed on the fly; a ZIP archive (Alipay's download) is opened and
+// its settlement entry parsed, see zipEntry. A symbolic link is
 // followed; anything but a regular file (a directory, a device, a named
 // pipe) is refused before it is opened. The hash is taken of the bytes as
 // they are parsed, so it identifies the file the rows came from even if
 // the file is replaced afterwards. A nil emit only validates. On error the
 // FileInfo is zero; errors of Parse are returned as they are.
-func ParseFile(ctx context.Context, path, format string, loc *time.Location, emit func(reconcile.Transaction) error) (FileInfo, error) {
+func ParseFile(ctx context.Context, path, format string, opts Options, emit func(reconcile.Transaction) error) (FileInfo, error) {
 	p, err := Lookup(format)
 	if err != nil {
 		return FileInfo{}, err
@@ -127,11 +137,41 @@ func ParseFile(ctx context.Context, path, format string, loc *time.Location, emi
 		return FileInfo{}, err
 	}
 
+	if opts.Name == "" {
+		opts.Name = path
+	}
 	h := sha256.New()
 	n := &countWriter{w: h}
 	tee := io.TeeReader(f, n)
 	info := FileInfo{Path: path}
-	err = p.Parse(ctx, tee, Options{Name: path, Location: loc}, func(t reconcile.Transaction) error {
+
+	var in io.Reader = tee
+	br := bufio.NewReader(tee)
+	magic, _ := br.Peek(4)
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		zr, err := gzip.NewReader(br)
+		if err != nil {
+			return FileInfo{}, opts.errorf(0, "", "gzip: %v", err)
+		}
+		defer zr.Close()
+		in = zr
+	case bytes.Equal(magic, []byte("PK\x03\x04")):
+		// An archive is read by random access: hash it whole first.
+		if _, err := io.Copy(io.Discard, br); err != nil {
+			return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
+		}
+		rc, name, err := zipEntry(f, n.n, opts.Name)
+		if err != nil {
+			return FileInfo{}, err
+		}
+		defer rc.Close()
+		opts.Name = path + ":" + name
+		in = rc
+	default:
+		in = br
+	}
+	err = p.Parse(ctx, in, opts, func(t reconcile.Transaction) error {
 		if emit != nil {
 			if err := emit(t); err != nil {
 				return err
@@ -143,7 +183,7 @@ func ParseFile(ctx context.Context, path, format string, loc *time.Location, emi
 	if err != nil {
 		return FileInfo{}, err
 	}
-	// Both parsers read to the end, but the hash must cover the whole file
+	// Parsers read to the end, but the hash must cover the whole file
 	// whatever a parser does, so drain what is left.
 	if _, err := io.Copy(io.Discard, tee); err != nil {
 		return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)

@@ -38,7 +38,7 @@ func TestGolden(t *testing.T) {
 			dir := filepath.Dir(input)
 			t.Run(format+"/"+filepath.Base(dir), func(t *testing.T) {
 				got := []reconcile.Transaction{}
-				info, err := ParseFile(t.Context(), input, format, shanghai, func(tx reconcile.Transaction) error {
+				info, err := ParseFile(t.Context(), input, format, Options{Location: shanghai}, func(tx reconcile.Transaction) error {
 					got = append(got, tx)
 					return nil
 				})
@@ -124,7 +124,7 @@ func TestSampleFacts(t *testing.T) {
 func parseAll(t *testing.T, format, path string) []reconcile.Transaction {
 	t.Helper()
 	var rows []reconcile.Transaction
-	_, err := ParseFile(t.Context(), path, format, shanghai, func(tx reconcile.Transaction) error {
+	_, err := ParseFile(t.Context(), path, format, Options{Location: shanghai}, func(tx reconcile.Transaction) error {
 		rows = append(rows, tx)
 		return nil
 	})
@@ -152,7 +152,7 @@ func TestLookup(t *testing.T) {
 			t.Errorf("Lookup(nope) error %q does not mention %s", err, want)
 		}
 	}
-	if _, err := ParseFile(t.Context(), "testdata/csv/basic/input.csv", "nope", nil, nil); !errors.Is(err, reconcile.ErrUnknownFormat) {
+	if _, err := ParseFile(t.Context(), "testdata/csv/basic/input.csv", "nope", Options{}, nil); !errors.Is(err, reconcile.ErrUnknownFormat) {
 		t.Errorf("ParseFile with format nope = %v, want ErrUnknownFormat", err)
 	}
 }
@@ -185,7 +185,7 @@ func TestParseFileNotRegular(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			info, err := ParseFile(t.Context(), tt.path, "csv", nil, func(reconcile.Transaction) error {
+			info, err := ParseFile(t.Context(), tt.path, "csv", Options{}, func(reconcile.Transaction) error {
 				calls++
 				return nil
 			})
@@ -202,7 +202,7 @@ func TestParseFileNotRegular(t *testing.T) {
 	}
 
 	t.Run("symlink to a file", func(t *testing.T) {
-		info, err := ParseFile(t.Context(), link, "csv", nil, nil)
+		info, err := ParseFile(t.Context(), link, "csv", Options{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ func TestParseStops(t *testing.T) {
 		t.Run(format+"/emit error", func(t *testing.T) {
 			stop := errors.New("stop")
 			calls := 0
-			_, err := ParseFile(t.Context(), input, format, nil, func(reconcile.Transaction) error {
+			_, err := ParseFile(t.Context(), input, format, Options{}, func(reconcile.Transaction) error {
 				calls++
 				if calls == 2 {
 					return stop
@@ -238,7 +238,7 @@ func TestParseStops(t *testing.T) {
 		t.Run(format+"/cancelled", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			_, err := ParseFile(ctx, input, format, nil, nil)
+			_, err := ParseFile(ctx, input, format, Options{}, nil)
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want context.Canceled", err)
 			}

@@ -16,7 +16,7 @@ func TestParseFileFIFO(t *testing.T) {
 	if err := syscall.Mkfifo(path, 0o600); err != nil {
 		t.Skipf("mkfifo: %v", err)
 	}
-	_, err := ParseFile(t.Context(), path, "wechatpay", nil, nil)
+	_, err := ParseFile(t.Context(), path, "wechatpay", Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "named pipe") {
 		t.Errorf("ParseFile(fifo) = %v, want an error naming %s as a named pipe", err, path)
 	}

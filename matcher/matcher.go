@@ -34,6 +34,7 @@ type Matcher struct {
 	others    []reconcile.Transaction
 	missing   []reconcile.Finding
 	rows      int
+	batchRows int
 	localRows int
 }
 
@@ -46,6 +47,10 @@ func New(day reconcile.BusinessDay) *Matcher {
 // recognise are kept aside and reported, never dropped.
 func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	m.rows++
+	if tx.Kind == reconcile.KindBatch {
+		m.batchRows++ // fees and payouts of the batch: counted, not matched
+		return
+	}
 	if tx.Kind != reconcile.KindPayment && tx.Kind != reconcile.KindRefund {
 		m.others = append(m.others, tx)
 		return
@@ -94,6 +99,7 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 // Result is what the matcher found.
 type Result struct {
 	ChannelRows int
+	BatchRows   int // of ChannelRows, bookings of the batch itself: not matched
 	LocalRows   int
 	Counts      map[reconcile.Category]int // every category, zeros included
 	Findings    []reconcile.Finding        // all but matched, in report order
@@ -103,6 +109,7 @@ type Result struct {
 func (m *Matcher) Result() Result {
 	res := Result{
 		ChannelRows: m.rows,
+		BatchRows:   m.batchRows,
 		LocalRows:   m.localRows,
 		Counts:      map[reconcile.Category]int{},
 	}

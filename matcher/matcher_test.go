@@ -340,3 +340,18 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+func TestBatchRowsAreCountedNotMatched(t *testing.T) {
+	rows := []reconcile.Transaction{
+		pay("O1", "T1", 100, "09:00"),
+		{Kind: reconcile.KindBatch, RawKind: "Fee", Amount: 120, Currency: "CNY", Line: 3},
+		{Kind: reconcile.KindBatch, RawKind: "MerchantPayout", Amount: 17910, Currency: "CNY", Line: 4},
+	}
+	res := run(rows, []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00")})
+	if res.ChannelRows != 3 || res.BatchRows != 2 {
+		t.Errorf("rows: got %d channel, %d batch; want 3 and 2", res.ChannelRows, res.BatchRows)
+	}
+	if len(res.Findings) != 0 || res.Counts[reconcile.Matched] != 1 {
+		t.Errorf("findings: got %+v, counts %v; want one match and nothing else", res.Findings, res.Counts)
+	}
+}

@@ -22,6 +22,7 @@ type Summary struct {
 	StartedAt    time.Time `json:"started_at"`
 	FinishedAt   time.Time `json:"finished_at"`
 	ChannelRows  int       `json:"channel_rows"`
+	BatchRows    int       `json:"batch_rows"` // fee and payout rows: counted, not matched
 	LocalRows    int       `json:"local_rows"`
 	// Counts has every category, zeros included, so a consumer can tell
 	// "none found" from "not reported".
@@ -50,6 +51,7 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 		StartedAt:    run.StartedAt,
 		FinishedAt:   run.FinishedAt,
 		ChannelRows:  res.ChannelRows,
+		BatchRows:    res.BatchRows,
 		LocalRows:    res.LocalRows,
 		Counts:       make(map[string]int, len(reconcile.Categories)),
 		AutoReversed: res.AutoReversed(),

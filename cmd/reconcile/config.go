@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/robfig/cron/v3"
+
+	"reconcile/channelfeed"
 )
 
 // Config is the job's configuration file, JSON. Flags override it. Secrets
@@ -48,6 +50,18 @@ type ChannelConfig struct {
 	// {yyyymmdd} is the date without dashes.
 	Path     string `json:"path"`
 	TimeZone string `json:"time_zone"` // business time zone, default UTC
+	// OrderMetadataKey and RefundMetadataKey name the Stripe metadata keys
+	// holding our order and refund numbers (defaults order_id and
+	// merchant_refund_id).
+	OrderMetadataKey  string `json:"order_metadata_key,omitempty"`
+	RefundMetadataKey string `json:"refund_metadata_key,omitempty"`
+	// Mapping says which column of a "mapped" CSV is which field.
+	Mapping *channelfeed.Mapping `json:"mapping,omitempty"`
+}
+
+// feed returns the channel's parser settings.
+func (ch ChannelConfig) feed() channelfeed.Options {
+	return channelfeed.Options{OrderKey: ch.OrderMetadataKey, RefundKey: ch.RefundMetadataKey, Mapping: ch.Mapping}
 }
 
 // DefaultConfig is what applies without a config file.

@@ -25,6 +25,16 @@ type RunSpec struct {
 	Day     reconcile.BusinessDay
 	OutDir  string
 	DryRun  bool
+	// Feed carries the channel's parser settings (Stripe metadata keys, a
+	// column mapping); its Location is the business day's.
+	Feed channelfeed.Options
+}
+
+// Parse returns the parser options of the run.
+func (s RunSpec) Parse() channelfeed.Options {
+	o := s.Feed
+	o.Location = s.Day.Location
+	return o
 }
 
 // Job runs reconciliations: parse, load, match, persist, report, alert.
@@ -79,7 +89,7 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	}
 
 	m := matcher.New(spec.Day)
-	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Day.Location, func(tx reconcile.Transaction) error {
+	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
 		m.AddRow(tx)
 		return nil
 	})
@@ -102,6 +112,7 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	res := &reconcile.Result{
 		Run:         *run,
 		ChannelRows: mres.ChannelRows,
+		BatchRows:   mres.BatchRows,
 		LocalRows:   mres.LocalRows,
 		Counts:      mres.Counts,
 		Findings:    mres.Findings,

@@ -146,7 +146,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 		} else if len(channels) > 1 {
 			out = filepath.Join(out, ch.Name)
 		}
-		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out, DryRun: f.dryRun})
+		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out, DryRun: f.dryRun, Feed: ch.feed()})
 	}
 	return specs, nil
 }

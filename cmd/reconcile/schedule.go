@@ -134,6 +134,7 @@ func (s *Scheduler) Due() []RunSpec {
 			File:    ch.FilePath(yesterday),
 			Day:     day,
 			OutDir:  fmt.Sprintf("%s/%s/%s", s.Config.OutDir, day, ch.Name),
+			Feed:    ch.feed(),
 		})
 	}
 	return specs

@@ -23,11 +23,37 @@ var update = flag.Bool("update", false, "rewrite testdata/<format>/<case>/want.j
 // depending on the host's zone database.
 var shanghai = time.FixedZone("CST", 8*60*60)
 
-// TestGolden parses every testdata/<format>/<case>/input.csv through
-// ParseFile and compares the emitted rows with want.json.
+// caseOptions is a golden case's optional options.json: the parser
+// settings of a channel's config.
+type caseOptions struct {
+	OrderKey, RefundKey string
+	Mapping             *Mapping
+}
+
+func loadCaseOptions(t *testing.T, dir string) Options {
+	t.Helper()
+	opts := Options{Location: shanghai}
+	b, err := os.ReadFile(filepath.Join(dir, "options.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return opts
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var co caseOptions
+	if err := json.Unmarshal(b, &co); err != nil {
+		t.Fatalf("%s/options.json: %v", dir, err)
+	}
+	opts.OrderKey, opts.RefundKey, opts.Mapping = co.OrderKey, co.RefundKey, co.Mapping
+	return opts
+}
+
+// TestGolden parses every testdata/<format>/<case>/input.* through
+// ParseFile, with the case's options.json when there is one, and compares
+// the emitted rows with want.json.
 func TestGolden(t *testing.T) {
 	for _, format := range Formats() {
-		inputs, err := filepath.Glob(filepath.Join("testdata", format, "*", "input.csv"))
+		inputs, err := filepath.Glob(filepath.Join("testdata", format, "*", "input.*"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,7 +64,7 @@ func TestGolden(t *testing.T) {
 			dir := filepath.Dir(input)
 			t.Run(format+"/"+filepath.Base(dir), func(t *testing.T) {
 				got := []reconcile.Transaction{}
-				info, err := ParseFile(t.Context(), input, format, Options{Location: shanghai}, func(tx reconcile.Transaction) error {
+				info, err := ParseFile(t.Context(), input, format, loadCaseOptions(t, dir), func(tx reconcile.Transaction) error {
 					got = append(got, tx)
 					return nil
 				})

@@ -57,7 +57,7 @@ func fuzzParser(f *testing.F, format string) {
 				t.Errorf("line %d: unknown currency %q accepted", r.Line, r.Currency)
 			}
 			switch r.Kind {
-			case reconcile.KindPayment, reconcile.KindOther:
+			case reconcile.KindPayment, reconcile.KindOther, reconcile.KindBatch:
 			case reconcile.KindRefund:
 				if r.RefundNo == "" {
 					t.Errorf("line %d: refund without RefundNo", r.Line)

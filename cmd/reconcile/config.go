@@ -49,7 +49,9 @@ type ChannelConfig struct {
 	// Path is the settlement file's path template: {date} is YYYY-MM-DD,
 	// {yyyymmdd} is the date without dashes.
 	Path     string `json:"path"`
-	TimeZone string `json:"time_zone"` // business time zone, default UTC
+	// TimeZone is the business time zone. Default: Asia/Shanghai for the
+	// wechatpay and alipay formats (the channels' own day), else UTC.
+	TimeZone string `json:"time_zone"`
 	// OrderMetadataKey and RefundMetadataKey name the Stripe metadata keys
 	// holding our order and refund numbers (defaults order_id and
 	// merchant_refund_id).
@@ -98,9 +100,20 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Channels {
 		if c.Channels[i].TimeZone == "" {
-			c.Channels[i].TimeZone = "UTC"
+			c.Channels[i].TimeZone = defaultZone(c.Channels[i].Format)
 		}
 	}
+}
+
+// defaultZone is the business time zone of a format's channel when the
+// config names none: WeChat Pay and Alipay cut their day at midnight in
+// China; the others have no zone of their own.
+func defaultZone(format string) string {
+	switch format {
+	case "wechatpay", "alipay":
+		return "Asia/Shanghai"
+	}
+	return "UTC"
 }
 
 // LoadConfig reads and checks a config file; an empty path gives the defaults.

@@ -99,7 +99,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 	case f.channel != "":
 		ch, ok := cfg.Channel(f.channel)
 		if !ok {
-			ch = ChannelConfig{Name: f.channel, TimeZone: "UTC"}
+			ch = ChannelConfig{Name: f.channel}
 		}
 		channels = []ChannelConfig{ch}
 	case f.file != "":
@@ -111,7 +111,14 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 	}
 	var specs []RunSpec
 	for _, ch := range channels {
+		format := ch.Format
+		if f.format != "" {
+			format = f.format
+		}
 		zone := ch.TimeZone
+		if zone == "" {
+			zone = defaultZone(format)
+		}
 		if f.tz != "" {
 			zone = f.tz
 		}
@@ -122,10 +129,6 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 		day, err := reconcile.NewBusinessDay(f.date, loc)
 		if err != nil {
 			return nil, usagef("run", "--date: %s", err)
-		}
-		format := ch.Format
-		if f.format != "" {
-			format = f.format
 		}
 		if format == "" {
 			return nil, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())

@@ -1,0 +1,567 @@
+package channelfeed
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding/simplifiedchinese"
+
+	"reconcile"
+)
+
+// alipayParser reads the Alipay trade bill's detail file (业务明细, from
+// bill_type=trade; ParseFile takes it out of the downloaded ZIP): GBK text,
+// comment lines starting with '#', a start marker containing 业务明细列表,
+// the header, the detail rows, an end marker containing 业务明细列表结束
+// and two footer lines with the control totals of payments and refunds.
+// Columns are found by name, with the units stripped from the header.
+//
+// The bill has no currency column: an Alipay acquiring account settles in
+// CNY, so every row is CNY. It lists completed movements only, so every
+// row is a success.
+type alipayParser struct{}
+
+var _ Parser = alipayParser{}
+
+// Detail columns read by name, units stripped.
+const (
+	aliTxnID    = "支付宝交易号"
+	aliOrderNo  = "商户订单号"
+	aliType     = "业务类型"
+	aliTime     = "完成时间"
+	aliAmount   = "订单金额"
+	aliReceived = "商家实收"
+	aliDiscount = "商家优惠"
+	aliRefundNo = "退款批次号/请求号"
+	aliFee      = "服务费"
+)
+
+var aliRequired = []string{aliTxnID, aliOrderNo, aliType, aliTime, aliAmount, aliReceived, aliRefundNo}
+
+// aliUnits are the unit suffixes of header names; 账务明细 writes signed
+// units, other tools half-width parentheses.
+var aliUnits = []string{"（元）", "(元)", "（+元）", "（-元）", "(+元)", "(-元)"}
+
+const (
+	aliStartMarker = "业务明细列表"
+	aliEndMarker   = "业务明细列表结束"
+	aliPayWord     = "交易"
+	aliRefundWord  = "退款"
+	aliPayTotal    = "交易合计"
+	aliRefundTotal = "退款合计"
+	aliCurrency    = "CNY"
+	aliTimeLayout  = "2006-01-02 15:04:05"
+	// aliMaxLine bounds one line so a corrupt file cannot make the parser
+	// buffer it whole.
+	aliMaxLine = 1 << 20
+)
+
+// The footer lines, e.g. #交易合计：7笔，商家实收共611.40元，商家优惠共5.00元.
+// Colons and commas may be full- or half-width. Numbers are captured
+// loosely so that a malformed one is reported by the amount parser,
+// naming what is wrong; the 商家优惠 part is checked when present.
+var (
+	aliPayFooter    = regexp.MustCompile(`^#\s*交易合计\s*[:：]\s*(.*?)\s*笔\s*[,，]\s*商家实收共\s*(.*?)\s*元\s*(?:[,，]\s*商家优惠共\s*(.*?)\s*元)?\s*$`)
+	aliRefundFooter = regexp.MustCompile(`^#\s*退款合计\s*[:：]\s*(.*?)\s*笔\s*[,，]\s*商家实收退款共\s*(.*?)\s*元\s*(?:[,，]\s*商家优惠退款共\s*(.*?)\s*元)?\s*$`)
+)
+
+// aliTotals are the running totals of one row kind, compared with its
+// footer line.
+type aliTotals struct {
+	rows     int64
+	received int64 // Σ商家实收 as signed in the file, fen
+	discount int64 // Σ商家优惠 as signed in the file, fen
+}
+
+// aliFooter is one footer line as read.
+type aliFooter struct {
+	line                      int
+	count, received, discount string
+	hasDiscount               bool
+}
+
+// aliBill is the state of one bill being read.
+type aliBill struct {
+	opts Options
+	loc  *time.Location
+
+	names []string       // header names as written, for errors
+	cols  map[string]int // name without unit → field index
+
+	hint        string // why the current line may not be GBK, for errors
+	rows        int64  // detail rows read, of every kind
+	pay, refund aliTotals
+}
+
+func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
+	if emit == nil {
+		emit = discard
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b := &aliBill{opts: opts, loc: opts.location()}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64<<10), aliMaxLine)
+	// Lines are split before they are decoded: GBK and GB18030 never use
+	// '\n', '\r' or ',' inside a multi-byte character, and decoding a line
+	// at a time keeps its raw bytes at hand to explain a bad one.
+	dec := simplifiedchinese.GB18030.NewDecoder()
+	line := 0
+	sawUTF8 := false // a line that looks like UTF-8: a re-saved bill?
+	var decodeErr error
+	next := func() (string, bool) {
+		if !sc.Scan() {
+			return "", false
+		}
+		line++
+		raw := sc.Bytes()
+		b.hint = ""
+		switch {
+		case line == 1 && bytes.HasPrefix(raw, utf8BOM):
+			b.hint = "; the file starts with a UTF-8 byte order mark, but Alipay sends GBK: was the bill re-saved?"
+		case utf8.Valid(raw) && !aliASCII(raw):
+			b.hint = "; the line is valid UTF-8, but Alipay sends GBK: was the bill re-saved?"
+		}
+		sawUTF8 = sawUTF8 || b.hint != ""
+		s, err := dec.Bytes(raw)
+		if err != nil {
+			decodeErr = opts.errorf(line, "", "decode GBK: %v", err)
+			return "", false
+		}
+		text := string(s)
+		// x/text's decoder replaces invalid bytes with U+FFFD without an
+		// error. Which field holds it is known only once the line is
+		// split, so rows are checked later; other lines here.
+		if strings.ContainsRune(text, utf8.RuneError) && (len(b.names) == 0 || strings.HasPrefix(strings.TrimSpace(text), "#")) {
+			decodeErr = opts.errorf(line, "", "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
+			return "", false
+		}
+		return text, true
+	}
+	// failed explains why next returned false when it was not the end of
+	// the file; nil at a clean end.
+	failed := func() error {
+		if decodeErr != nil {
+			return decodeErr
+		}
+		if err := sc.Err(); err != nil {
+			if errors.Is(err, bufio.ErrTooLong) {
+				return opts.errorf(line+1, "", "line longer than %d bytes", aliMaxLine)
+			}
+			return opts.wrap(line+1, "", fmt.Errorf("read: %w", err))
+		}
+		return nil
+	}
+
+	// The preamble: comment lines up to the start marker. A file without
+	// the markers is not this bill, whatever its header says.
+	nonBlank := false
+	for {
+		s, ok := next()
+		if !ok {
+			if err := failed(); err != nil {
+				return err
+			}
+			if !nonBlank {
+				return opts.errorf(0, "", "empty file")
+			}
+			msg := "no #…" + aliStartMarker + "… start marker: not an Alipay 业务明细 bill"
+			if sawUTF8 {
+				msg += " (the file looks like UTF-8; Alipay sends GBK)"
+			}
+			return opts.errorf(0, "", "%s", msg)
+		}
+		t := strings.TrimSpace(s)
+		if t == "" {
+			continue
+		}
+		nonBlank = true
+		if strings.HasPrefix(t, "#") {
+			if strings.Contains(t, aliStartMarker) && !strings.Contains(t, aliEndMarker) {
+				break
+			}
+			continue
+		}
+		msg := "want the #…" + aliStartMarker + "… start marker before the detail header: not an Alipay 业务明细 bill"
+		if sawUTF8 {
+			msg += " (the file looks like UTF-8; Alipay sends GBK)"
+		}
+		return opts.errorf(line, "", "%s", msg)
+	}
+
+	s, ok := next()
+	if !ok {
+		if err := failed(); err != nil {
+			return err
+		}
+		return opts.wrap(line+1, "", fmt.Errorf("%w: the file ends after the start marker (truncated download?)", reconcile.ErrControlTotal))
+	}
+	if err := b.header(s, line); err != nil {
+		return err
+	}
+
+	// Detail rows, up to the first comment line.
+	for {
+		s, ok := next()
+		if !ok {
+			if err := failed(); err != nil {
+				return err
+			}
+			return opts.wrap(line+1, "", fmt.Errorf("%w: no #…%s… end marker, the file ends after the detail rows (truncated download?)", reconcile.ErrControlTotal, aliEndMarker))
+		}
+		t := strings.TrimSpace(s)
+		if t == "" {
+			continue
+		}
+		if strings.HasPrefix(t, "#") {
+			if !strings.Contains(t, aliEndMarker) {
+				return opts.errorf(line, "", "want the #…%s… end marker after the detail rows", aliEndMarker)
+			}
+			break
+		}
+		tx, err := b.row(s, line)
+		if err != nil {
+			return err
+		}
+		if err := emit(tx); err != nil {
+			return err
+		}
+		if b.rows%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+
+	// The trailer: footer lines and other comments, in any order.
+	var payFooter, refundFooter *aliFooter
+	for {
+		s, ok := next()
+		if !ok {
+			if err := failed(); err != nil {
+				return err
+			}
+			break
+		}
+		t := strings.TrimSpace(s)
+		if t == "" {
+			continue
+		}
+		if !strings.HasPrefix(t, "#") {
+			return opts.errorf(line, "", "unexpected line after the end marker")
+		}
+		var err error
+		switch {
+		case strings.Contains(t, aliPayTotal):
+			payFooter, err = b.footer(t, line, aliPayTotal, aliPayFooter, payFooter)
+		case strings.Contains(t, aliRefundTotal):
+			refundFooter, err = b.footer(t, line, aliRefundTotal, aliRefundFooter, refundFooter)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	for _, f := range []struct {
+		word   string
+		footer *aliFooter
+	}{{aliPayTotal, payFooter}, {aliRefundTotal, refundFooter}} {
+		if f.footer == nil {
+			return opts.wrap(line+1, "", fmt.Errorf("%w: no #%s footer line after the end marker (truncated download?)", reconcile.ErrControlTotal, f.word))
+		}
+	}
+	if err := b.check(payFooter, aliPayWord, &b.pay); err != nil {
+		return err
+	}
+	return b.check(refundFooter, aliRefundWord, &b.refund)
+}
+
+func aliASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// aliSplit splits a decoded line. Alipay does not quote, so a line
+// without a quote is split on commas; one with a quote goes through
+// encoding/csv, leniently, in case free text (商品名称, 备注) was quoted.
+// A quoted field cannot span lines: the detail section is line-oriented,
+// a comment line ends it.
+func aliSplit(s string) ([]string, error) {
+	var fields []string
+	if strings.IndexByte(s, '"') < 0 {
+		fields = strings.Split(s, ",")
+	} else {
+		cr := csv.NewReader(strings.NewReader(s))
+		cr.LazyQuotes = true
+		cr.FieldsPerRecord = -1
+		var err error
+		fields, err = cr.Read()
+		if err != nil {
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%w (byte %d of the line)", pe.Err, pe.Column)
+			}
+			return nil, err
+		}
+	}
+	// Excel guards: identifiers carry a trailing tab.
+	for i, f := range fields {
+		fields[i] = strings.TrimSpace(f)
+	}
+	return fields, nil
+}
+
+// aliColumn is a header name without its unit: 订单金额（元） → 订单金额.
+func aliColumn(name string) string {
+	for _, u := range aliUnits {
+		if n, ok := strings.CutSuffix(name, u); ok {
+			return strings.TrimSpace(n)
+		}
+	}
+	return name
+}
+
+func (b *aliBill) header(s string, line int) error {
+	if strings.TrimSpace(s) == "" {
+		return b.opts.errorf(line, "", "empty line; want the detail header after the start marker")
+	}
+	if strings.HasPrefix(strings.TrimSpace(s), "#") {
+		return b.opts.errorf(line, "", "comment line; want the detail header after the start marker")
+	}
+	names, err := aliSplit(s)
+	if err != nil {
+		return b.opts.wrap(line, "", err)
+	}
+	b.names = names
+	b.cols = make(map[string]int, len(names))
+	for i, name := range names {
+		canon := aliColumn(name)
+		if canon == "" {
+			continue
+		}
+		if j, dup := b.cols[canon]; dup {
+			return b.opts.errorf(line, name, "duplicate column (fields %d and %d)", j+1, i+1)
+		}
+		b.cols[canon] = i
+	}
+	for _, c := range aliRequired {
+		if _, ok := b.cols[c]; !ok {
+			return b.opts.errorf(line, c, "missing required column")
+		}
+	}
+	return nil
+}
+
+// name is the header name of a column as the file spells it.
+func (b *aliBill) name(canon string) string {
+	if i, ok := b.cols[canon]; ok {
+		return b.names[i]
+	}
+	return canon
+}
+
+// amount reads a signed plain decimal in yuan as fen; empty is an error
+// unless optional, when it is zero.
+func (b *aliBill) amount(f []string, canon string, line int, optional bool) (int64, error) {
+	i, ok := b.cols[canon]
+	if !ok {
+		return 0, nil
+	}
+	s := f[i]
+	if s == "" {
+		if optional {
+			return 0, nil
+		}
+		return 0, b.opts.errorf(line, b.names[i], "empty amount")
+	}
+	v, err := reconcile.ParseAmount(s, aliCurrency)
+	if err != nil {
+		return 0, b.opts.errorf(line, b.names[i], "%w", err)
+	}
+	return v, nil
+}
+
+func (b *aliBill) row(s string, line int) (reconcile.Transaction, error) {
+	opts := b.opts
+	f, err := aliSplit(s)
+	if err != nil {
+		return reconcile.Transaction{}, opts.wrap(line, "", err)
+	}
+	for i, v := range f {
+		if strings.ContainsRune(v, utf8.RuneError) {
+			column := ""
+			if i < len(b.names) {
+				column = b.names[i]
+			}
+			return reconcile.Transaction{}, opts.errorf(line, column, "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
+		}
+	}
+	if len(f) != len(b.names) {
+		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
+	}
+	b.rows++
+	get := func(canon string) string {
+		if i, ok := b.cols[canon]; ok {
+			return f[i]
+		}
+		return ""
+	}
+
+	t := reconcile.Transaction{
+		RawKind:      get(aliType),
+		OrderNo:      get(aliOrderNo),
+		ChannelTxnID: get(aliTxnID),
+		Currency:     aliCurrency,
+		Status:       reconcile.StatusSuccess,
+		Line:         line,
+	}
+	if t.RawKind == "" {
+		return t, opts.errorf(line, b.name(aliType), "empty 业务类型")
+	}
+	t.OccurredAt, err = time.ParseInLocation(aliTimeLayout, get(aliTime), b.loc)
+	if err != nil {
+		return t, opts.errorf(line, b.name(aliTime), "%q: want YYYY-MM-DD HH:MM:SS", get(aliTime))
+	}
+
+	// Every amount read is parsed on every row, whatever its kind: a
+	// malformed number anywhere means the file is not what we think.
+	amount, err := b.amount(f, aliAmount, line, false)
+	if err != nil {
+		return t, err
+	}
+	received, err := b.amount(f, aliReceived, line, false)
+	if err != nil {
+		return t, err
+	}
+	discount, err := b.amount(f, aliDiscount, line, true)
+	if err != nil {
+		return t, err
+	}
+	if i, ok := b.cols[aliFee]; ok && f[i] != "" {
+		fee, err := reconcile.ParseDecimal(f[i], 2+3)
+		if err != nil {
+			return t, opts.errorf(line, b.names[i], "%w", err)
+		}
+		// Alipay shows a charged fee as negative and a returned one as
+		// positive; FeeMilli is positive when the channel takes a fee.
+		// ParseDecimal's range is symmetric, so the negation cannot overflow.
+		t.FeeMilli = -fee
+	}
+
+	var totals *aliTotals
+	switch t.RawKind {
+	case aliPayWord:
+		// 退款批次号/请求号 is empty on payment rows and not read there.
+		t.Kind = reconcile.KindPayment
+		totals = &b.pay
+		if amount < 0 {
+			return t, opts.errorf(line, b.name(aliAmount), "negative amount %s on a 交易 row", get(aliAmount))
+		}
+		t.Amount = amount
+	case aliRefundWord:
+		t.Kind = reconcile.KindRefund
+		totals = &b.refund
+		if amount > 0 {
+			return t, opts.errorf(line, b.name(aliAmount), "positive amount %s on a 退款 row: the bill writes refunds negative", get(aliAmount))
+		}
+		t.Amount = -amount
+		t.RefundNo = get(aliRefundNo)
+		if t.RefundNo == "" {
+			return t, opts.errorf(line, b.name(aliRefundNo), "empty refund number on a 退款 row")
+		}
+		// The bill has no refund id: a refund is known by its trade and its
+		// request number, which Alipay honours once per trade. Two rows
+		// with the same pair therefore share a channel id, and the matcher
+		// sends a repeated channel id to review, never to an automatic
+		// reversal: the same refund reported twice must not be reversed.
+		t.ChannelTxnID = get(aliTxnID) + "/" + t.RefundNo
+	default:
+		// A 业务类型 this parser does not know is kept for review. Its
+		// direction is unknown, so the amount is shown without its sign;
+		// it is outside both footer totals, which count 交易 and 退款 rows.
+		t.Kind = reconcile.KindOther
+		t.Amount = amount
+		if amount < 0 {
+			t.Amount = -amount
+		}
+		return t, nil
+	}
+	if t.OrderNo == "" {
+		return t, opts.errorf(line, b.name(aliOrderNo), "empty order number on a %s row", t.RawKind)
+	}
+	if get(aliTxnID) == "" {
+		return t, opts.errorf(line, b.name(aliTxnID), "empty 支付宝交易号 on a %s row", t.RawKind)
+	}
+
+	totals.rows++
+	var ok bool
+	if totals.received, ok = addChecked(totals.received, received); !ok {
+		return t, opts.errorf(line, b.name(aliReceived), "column total overflows")
+	}
+	if totals.discount, ok = addChecked(totals.discount, discount); !ok {
+		return t, opts.errorf(line, b.name(aliDiscount), "column total overflows")
+	}
+	return t, nil
+}
+
+// footer reads one footer line; seen is the one read before, if any.
+func (b *aliBill) footer(t string, line int, word string, re *regexp.Regexp, seen *aliFooter) (*aliFooter, error) {
+	if seen != nil {
+		return nil, b.opts.errorf(line, "", "second #%s line (the first is line %d)", word, seen.line)
+	}
+	m := re.FindStringSubmatch(t)
+	if m == nil {
+		return nil, b.opts.errorf(line, "", "cannot read the #%s line %q", word, t)
+	}
+	return &aliFooter{line: line, count: m[1], received: m[2], discount: m[3], hasDiscount: m[3] != ""}, nil
+}
+
+// check compares one footer line with the totals of its rows: the count
+// first, since a missing row explains any sum that is off.
+func (b *aliBill) check(f *aliFooter, word string, got *aliTotals) error {
+	opts := b.opts
+	n, err := reconcile.ParseDecimal(f.count, 0)
+	if err != nil || n < 0 {
+		return opts.errorf(f.line, b.name(aliType), "footer row count %q: want a whole number", f.count)
+	}
+	if n != got.rows {
+		return opts.wrap(f.line, b.name(aliType), fmt.Errorf("%w: footer says %d %s rows, file has %d",
+			reconcile.ErrControlTotal, n, word, got.rows))
+	}
+	sums := []struct {
+		column string
+		text   string
+		got    int64
+		check  bool
+	}{
+		{aliReceived, f.received, got.received, true},
+		{aliDiscount, f.discount, got.discount, f.hasDiscount},
+	}
+	for _, s := range sums {
+		if !s.check {
+			continue
+		}
+		want, err := reconcile.ParseAmount(s.text, aliCurrency)
+		if err != nil {
+			return opts.errorf(f.line, b.name(s.column), "footer: %w", err)
+		}
+		if want != s.got {
+			return opts.wrap(f.line, b.name(s.column), fmt.Errorf("%w: footer says %s, %s rows sum to %s",
+				reconcile.ErrControlTotal, reconcile.FormatAmount(want, aliCurrency), word, reconcile.FormatAmount(s.got, aliCurrency)))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,5 @@
+package channelfeed
+
+import "testing"
+
+func FuzzAlipay(f *testing.F) { fuzzParser(f, "alipay") }

@@ -1,0 +1,5 @@
+package channelfeed
+
+import "testing"
+
+func FuzzStripe(f *testing.F) { fuzzParser(f, "stripe") }

@@ -1,0 +1,464 @@
+package channelfeed
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"reconcile"
+)
+
+// stripeParser reads a Stripe Reporting API itemized report:
+// payout_reconciliation.itemized.5, or balance_change_from_activity.itemized.3
+// which has the same columns without the payout ones. One row is one
+// balance transaction; reporting_category says what it is. Columns are
+// found by name because the report run's columns parameter chooses both
+// the set and the order.
+//
+// Our order and refund numbers are not Stripe columns: they are the
+// PaymentIntent and Refund metadata the services set, which the report
+// carries as payment_metadata[<key>] and refund_metadata[<key>] when those
+// columns are requested.
+//
+// The report has no control total of its own. What ops hold against the
+// bank statement is Σnet per automatic_payout_id, the payout amount; that
+// sum is only as good as every row's net, so each row must satisfy
+// net = gross − fee, and in a payout report every row must name its payout.
+type stripeParser struct{}
+
+var _ Parser = stripeParser{}
+
+// Columns the parser reads, by slot.
+const (
+	stTxnID = iota
+	stCurrency
+	stGross
+	stCategory
+	stCreatedUTC
+	stCreated
+	stFee
+	stNet
+	stPayout
+	stOrder  // payment_metadata[<OrderKey>]
+	stRefund // refund_metadata[<RefundKey>]
+	stColumns
+)
+
+var stFixedColumns = [...]string{
+	stTxnID:      "balance_transaction_id",
+	stCurrency:   "currency",
+	stGross:      "gross",
+	stCategory:   "reporting_category",
+	stCreatedUTC: "created_utc",
+	stCreated:    "created",
+	stFee:        "fee",
+	stNet:        "net",
+	stPayout:     "automatic_payout_id",
+}
+
+// stRequired must be present whatever the rows; a time column and the
+// order metadata column are required too, see header.
+var stRequired = []int{stTxnID, stCurrency, stGross, stCategory}
+
+const (
+	stDefaultOrderKey  = "order_id"
+	stDefaultRefundKey = "merchant_refund_id"
+	stTimeLayout       = "2006-01-02 15:04:05"
+)
+
+// stBatchCategories are bookings of the balance itself rather than money a
+// customer paid or got back: counted, never matched. A partial capture
+// reversal is Stripe releasing the uncaptured part of an authorisation,
+// not a refund the customer asked for.
+var stBatchCategories = map[string]bool{
+	"fee":                         true,
+	"payout":                      true,
+	"payout_reversal":             true,
+	"transfer":                    true,
+	"transfer_reversal":           true,
+	"tax":                         true,
+	"network_cost":                true,
+	"platform_earning":            true,
+	"platform_earning_refund":     true,
+	"connect_collection_transfer": true,
+	"connect_reserved_funds":      true,
+	"risk_reserved_funds":         true,
+	"topup":                       true,
+	"topup_reversal":              true,
+	"advance":                     true,
+	"advance_funding":             true,
+	"anticipation_repayment":      true,
+	"contribution":                true,
+	"partial_capture_reversal":    true,
+}
+
+// stBatchPrefixes cover families Stripe extends with new members
+// (financing_paydown_reversal, issuing_dispute, …).
+var stBatchPrefixes = []string{"financing_", "issuing_"}
+
+func stIsBatch(category string) bool {
+	if stBatchCategories[category] {
+		return true
+	}
+	for _, p := range stBatchPrefixes {
+		if strings.HasPrefix(category, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stReport is the state of one report being read.
+type stReport struct {
+	opts    Options
+	header  []string
+	idx     [stColumns]int
+	names   [stColumns]string // as the parser looks for them, for errors about absent columns
+	timeCol int               // stCreatedUTC or stCreated
+	loc     *time.Location    // the zone the time column is written in
+}
+
+func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
+	if emit == nil {
+		emit = discard
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	empty, err := skipBOM(br)
+	if err != nil {
+		return opts.wrap(0, "", fmt.Errorf("read: %w", err))
+	}
+	if empty {
+		return opts.errorf(0, "", "empty file")
+	}
+	// The API's JSON would otherwise fail as CSV with a puzzling quote error.
+	if b, _ := br.Peek(1); len(b) == 1 && (b[0] == '{' || b[0] == '[') {
+		return opts.errorf(1, "", "a JSON document (the balance transactions API?), not a Stripe Reporting API CSV report")
+	}
+
+	cr := csv.NewReader(br)
+	cr.FieldsPerRecord = -1 // a ragged row gets our own error, with the line
+	cr.ReuseRecord = true
+	rec, err := cr.Read()
+	if err == io.EOF {
+		return opts.errorf(0, "", "empty file: no header row")
+	}
+	if err != nil {
+		return csvReadError(opts, 1, err)
+	}
+	headerLine, _ := cr.FieldPos(0)
+	rp := &stReport{opts: opts}
+	if err := rp.readHeader(rec, headerLine); err != nil {
+		return err
+	}
+
+	for n := 1; ; n++ {
+		rec, err := cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvReadError(opts, 0, err)
+		}
+		line, _ := cr.FieldPos(0)
+		if len(rec) != len(rp.header) {
+			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(rp.header))
+		}
+		for i, f := range rec {
+			if !utf8.ValidString(f) {
+				return opts.errorf(line, rp.header[i], "invalid UTF-8")
+			}
+		}
+		t, err := rp.row(rec, line)
+		if err != nil {
+			return err
+		}
+		if err := emit(t); err != nil {
+			return err
+		}
+		if n%ctxEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func (rp *stReport) readHeader(rec []string, line int) error {
+	opts := rp.opts
+	orderKey, refundKey := opts.OrderKey, opts.RefundKey
+	if orderKey == "" {
+		orderKey = stDefaultOrderKey
+	}
+	if refundKey == "" {
+		refundKey = stDefaultRefundKey
+	}
+	for c, name := range stFixedColumns {
+		rp.names[c] = name
+	}
+	rp.names[stOrder] = "payment_metadata[" + orderKey + "]"
+	rp.names[stRefund] = "refund_metadata[" + refundKey + "]"
+	for c := range rp.idx {
+		rp.idx[c] = -1
+	}
+
+	// ReuseRecord: the header's strings must be copied out before the
+	// next Read overwrites the slice.
+	rp.header = make([]string, len(rec))
+	for i, h := range rec {
+		if !utf8.ValidString(h) {
+			return opts.errorf(line, "", "header field %d: invalid UTF-8", i+1)
+		}
+		rp.header[i] = strings.TrimSpace(h)
+	}
+	if rp.isDashboardExport() {
+		return opts.errorf(line, "", "this is the Stripe Dashboard balance export (id,Type,Source,Amount,…), not the Reporting API report: "+
+			"run payout_reconciliation.itemized.5 (or balance_change_from_activity.itemized.3) with the columns %s",
+			strings.Join([]string{"automatic_payout_id", "balance_transaction_id", "created_utc", "currency", "gross", "fee", "net",
+				"reporting_category", rp.names[stOrder], rp.names[stRefund]}, ","))
+	}
+
+	for i, h := range rp.header {
+		for c, name := range rp.names {
+			if !stColumnIs(h, c, name) {
+				continue
+			}
+			if rp.idx[c] >= 0 {
+				return opts.errorf(line, h, "duplicate column (fields %d and %d)", rp.idx[c]+1, i+1)
+			}
+			rp.idx[c] = i
+		}
+	}
+	for _, c := range stRequired {
+		if rp.idx[c] < 0 {
+			return opts.errorf(line, rp.names[c], "missing required column (header: %s)", strings.Join(rp.header, ","))
+		}
+	}
+	switch {
+	case rp.idx[stCreatedUTC] >= 0:
+		rp.timeCol, rp.loc = stCreatedUTC, time.UTC
+	case rp.idx[stCreated] >= 0:
+		// created is written in the report run's timezone parameter, without
+		// a suffix; the channel's business zone is that parameter.
+		rp.timeCol, rp.loc = stCreated, opts.location()
+	default:
+		return opts.errorf(line, rp.names[stCreatedUTC], "missing required column (nor created; header: %s)", strings.Join(rp.header, ","))
+	}
+	if rp.idx[stOrder] < 0 {
+		return opts.errorf(line, rp.names[stOrder], "missing required column: our order numbers are in this metadata; "+
+			"add it to the report run's columns, or configure the metadata key (header: %s)", strings.Join(rp.header, ","))
+	}
+	return nil
+}
+
+// stColumnIs reports whether header name h is column c, named name. Stripe
+// writes its own names in lower case, which is matched loosely as in the
+// canonical CSV; a metadata key is case-sensitive at Stripe, so only the
+// bracketed prefix is.
+func stColumnIs(h string, c int, name string) bool {
+	if c != stOrder && c != stRefund {
+		return strings.EqualFold(h, name)
+	}
+	prefix, key, _ := strings.Cut(name, "[")
+	p, k, ok := strings.Cut(h, "[")
+	return ok && strings.EqualFold(p, prefix) && k == key
+}
+
+// isDashboardExport recognises the Balance → All transactions export of
+// the Dashboard by its Title Case columns; its Type is the API type, not
+// reporting_category, so reading it as the report would misclassify rows.
+func (rp *stReport) isDashboardExport() bool {
+	has := func(name string) bool {
+		for _, h := range rp.header {
+			if h == name {
+				return true
+			}
+		}
+		return false
+	}
+	return !has("balance_transaction_id") && has("id") && (has("Type") || has("Amount") || has("Created (UTC)"))
+}
+
+func (rp *stReport) field(rec []string, c int) string {
+	if rp.idx[c] < 0 {
+		return ""
+	}
+	return strings.TrimSpace(rec[rp.idx[c]])
+}
+
+func (rp *stReport) errorf(line, c int, format string, args ...any) error {
+	name := rp.names[c]
+	if rp.idx[c] >= 0 {
+		name = rp.header[rp.idx[c]]
+	}
+	return rp.opts.errorf(line, name, format, args...)
+}
+
+func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
+	t := reconcile.Transaction{
+		RawKind:      rp.field(rec, stCategory),
+		OrderNo:      rp.field(rec, stOrder),
+		RefundNo:     rp.field(rec, stRefund),
+		ChannelTxnID: rp.field(rec, stTxnID),
+		// Every row is a balance transaction Stripe has already booked.
+		Status: reconcile.StatusSuccess,
+		Line:   line,
+	}
+	if t.ChannelTxnID == "" {
+		return t, rp.errorf(line, stTxnID, "empty balance_transaction_id")
+	}
+	if t.RawKind == "" {
+		return t, rp.errorf(line, stCategory, "empty reporting_category")
+	}
+	if rp.idx[stPayout] >= 0 && rp.field(rec, stPayout) == "" {
+		return t, rp.errorf(line, stPayout, "empty automatic_payout_id: every row of a payout reconciliation report belongs to a payout, so its payout total would not add up")
+	}
+
+	cur := rp.field(rec, stCurrency)
+	t.Currency = strings.ToUpper(cur)
+	digits, ok := reconcile.CurrencyDigits(t.Currency)
+	if !ok {
+		return t, rp.errorf(line, stCurrency, "unknown currency %q", cur)
+	}
+	gross, err := rp.amount(rec, line, stGross, t.Currency)
+	if err != nil {
+		return t, err
+	}
+
+	at := rp.field(rec, rp.timeCol)
+	t.OccurredAt, err = time.ParseInLocation(stTimeLayout, at, rp.loc)
+	if err != nil {
+		return t, rp.errorf(line, rp.timeCol, "%q: want YYYY-MM-DD HH:MM:SS", at)
+	}
+
+	if err := rp.fee(rec, line, &t, gross, digits); err != nil {
+		return t, err
+	}
+
+	switch category := strings.ToLower(t.RawKind); {
+	case category == "charge" && t.OrderNo == "":
+		// A charge our services did not create (a Payment Link, an invoice,
+		// a charge made by hand in the Dashboard) is real money, not a
+		// malformed file: a person looks at it, the rest of the file runs.
+		t.Kind = reconcile.KindOther
+		t.RawKind = t.RawKind + " without " + rp.names[stOrder]
+		t.Amount = stAbs(gross)
+	case category == "refund" && rp.idx[stRefund] >= 0 && t.RefundNo == "":
+		t.Kind = reconcile.KindOther
+		t.RawKind = t.RawKind + " without " + rp.names[stRefund]
+		t.Amount = stAbs(gross)
+	case category == "charge":
+		t.Kind = reconcile.KindPayment
+		t.RefundNo = ""
+		if gross < 0 {
+			return t, rp.errorf(line, stGross, "negative gross %s on a charge row", rp.field(rec, stGross))
+		}
+		t.Amount = gross
+	case category == "refund":
+		t.Kind = reconcile.KindRefund
+		if rp.idx[stRefund] < 0 {
+			return t, rp.errorf(line, stRefund, "refund row, but the report lacks the column holding our refund numbers: add it to the report run's columns, or configure the metadata key")
+		}
+		if gross > 0 {
+			return t, rp.errorf(line, stGross, "positive gross %s on a refund row: Stripe books refunds as negative", rp.field(rec, stGross))
+		}
+		t.Amount = -gross
+	case stIsBatch(category):
+		t.Kind = reconcile.KindBatch
+		t.Amount = stAbs(gross)
+	default:
+		// dispute, dispute_reversal, refund_failure, charge_failure,
+		// other_adjustment and whatever Stripe adds next: money moved on a
+		// customer's payment, so a person looks at it.
+		t.Kind = reconcile.KindOther
+		t.Amount = stAbs(gross)
+	}
+	return t, nil
+}
+
+// amount reads a signed decimal in major units of currency as minor units.
+func (rp *stReport) amount(rec []string, line, c int, currency string) (int64, error) {
+	s := rp.field(rec, c)
+	if s == "" {
+		return 0, rp.errorf(line, c, "empty amount")
+	}
+	v, err := reconcile.ParseAmount(s, currency)
+	if err != nil {
+		return 0, rp.errorf(line, c, "%w", err)
+	}
+	return v, nil
+}
+
+// fee sets t.FeeMilli and checks the row's net against gross − fee. With a
+// net column but no fee column the fee is what the identity leaves.
+func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross int64, digits int) error {
+	hasFee, hasNet := rp.idx[stFee] >= 0, rp.idx[stNet] >= 0
+	if hasFee {
+		s := rp.field(rec, stFee)
+		if s == "" {
+			return rp.errorf(line, stFee, "empty amount")
+		}
+		// Thousandths of a minor unit, as every parser reports fees.
+		v, err := reconcile.ParseDecimal(s, digits+3)
+		if err != nil {
+			return rp.errorf(line, stFee, "%w", err)
+		}
+		t.FeeMilli = v
+	}
+	if !hasNet {
+		return nil
+	}
+	net, err := rp.amount(rec, line, stNet, t.Currency)
+	if err != nil {
+		return err
+	}
+	grossMilli, ok1 := stMilli(gross)
+	netMilli, ok2 := stMilli(net)
+	if !ok1 || !ok2 {
+		return rp.errorf(line, stNet, "net = gross − fee cannot be checked: %w", reconcile.ErrAmountRange)
+	}
+	if !hasFee {
+		// Both sides are within ±MaxInt64/1000, so this cannot overflow.
+		t.FeeMilli = grossMilli - netMilli
+		return nil
+	}
+	want, ok := addChecked(grossMilli, -t.FeeMilli)
+	if !ok {
+		return rp.errorf(line, stNet, "net = gross − fee cannot be checked: %w", reconcile.ErrAmountRange)
+	}
+	if netMilli != want {
+		scale := digits + 3
+		if want%1000 == 0 {
+			want, scale = want/1000, digits
+		}
+		return rp.errorf(line, stNet, "%w: net %s, but gross %s − fee %s is %s",
+			reconcile.ErrControlTotal, rp.field(rec, stNet), rp.field(rec, stGross), rp.field(rec, stFee),
+			reconcile.FormatDecimal(want, scale))
+	}
+	return nil
+}
+
+// stMilli scales minor units to thousandths of one, reporting false on
+// overflow.
+func stMilli(v int64) (int64, bool) {
+	if v > math.MaxInt64/1000 || v < -math.MaxInt64/1000 {
+		return 0, false
+	}
+	return v * 1000, true
+}
+
+// stAbs of an amount ParseDecimal returned, which is never math.MinInt64.
+func stAbs(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

@@ -1,0 +1,5 @@
+package channelfeed
+
+import "testing"
+
+func FuzzAdyen(f *testing.F) { fuzzParser(f, "adyen") }

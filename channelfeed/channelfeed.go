@@ -73,7 +73,11 @@ func (o Options) wrap(line int, column string, err error) error {
 const ctxEvery = 4096
 
 var parsers = map[string]Parser{
+	"adyen":     adyenParser{},
+	"alipay":    alipayParser{},
 	"csv":       csvParser{},
+	"mapped":    mappedParser{},
+	"stripe":    stripeParser{},
 	"wechatpay": wechatPayParser{},
 }
 

@@ -161,7 +161,7 @@ func parseAll(t *testing.T, format, path string) []reconcile.Transaction {
 }
 
 func TestLookup(t *testing.T) {
-	if got, want := strings.Join(Formats(), ","), "csv,wechatpay"; got != want {
+	if got, want := strings.Join(Formats(), ","), "adyen,alipay,csv,mapped,stripe,wechatpay"; got != want {
 		t.Errorf("Formats() = %s, want %s", got, want)
 	}
 	for _, f := range Formats() {
@@ -240,14 +240,18 @@ func TestParseFileNotRegular(t *testing.T) {
 
 func TestParseStops(t *testing.T) {
 	for _, format := range Formats() {
-		input := filepath.Join("testdata", format, "basic", "input.csv")
-		if format == "wechatpay" {
-			input = filepath.Join("testdata", format, "sample", "input.csv")
+		dir := filepath.Join("testdata", format, "basic")
+		switch format {
+		case "wechatpay":
+			dir = filepath.Join("testdata", format, "sample")
+		case "mapped":
+			dir = filepath.Join("testdata", format, "semicolon_minor_units")
 		}
+		input := filepath.Join(dir, "input.csv")
 		t.Run(format+"/emit error", func(t *testing.T) {
 			stop := errors.New("stop")
 			calls := 0
-			_, err := ParseFile(t.Context(), input, format, Options{}, func(reconcile.Transaction) error {
+			_, err := ParseFile(t.Context(), input, format, loadCaseOptions(t, dir), func(reconcile.Transaction) error {
 				calls++
 				if calls == 2 {
 					return stop
@@ -264,7 +268,7 @@ func TestParseStops(t *testing.T) {
 		t.Run(format+"/cancelled", func(t *testing.T) {
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			_, err := ParseFile(ctx, input, format, Options{}, nil)
+			_, err := ParseFile(ctx, input, format, loadCaseOptions(t, dir), nil)
 			if !errors.Is(err, context.Canceled) {
 				t.Errorf("err = %v, want context.Canceled", err)
 			}

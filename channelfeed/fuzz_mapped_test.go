@@ -1,0 +1,108 @@
+package channelfeed
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"reconcile"
+)
+
+// FuzzMapped reads arbitrary bytes through the semicolon_minor_units
+// mapping: fuzzParser passes no mapping, which would only reach the
+// missing-mapping error. It checks that the parser never panics, that every
+// failure is a *reconcile.ParseError, and that what it accepts is a
+// well-formed canonical row.
+func FuzzMapped(f *testing.F) {
+	opts := loadFuzzMapping(f, filepath.Join("testdata", "mapped", "semicolon_minor_units"))
+	inputs, err := filepath.Glob(filepath.Join("testdata", "*", "*", "input.*"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, in := range inputs {
+		b, err := os.ReadFile(in)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(""))
+	f.Add([]byte("Typ;Merchant Reference;Refund Reference;PSP Reference;Betrag;Waehrung;Buchungsdatum;Gebuehr\n" +
+		"REFUND;O;R;P;-1;JPY;01.01.2026 00:00;-9223372036854775807\n"))
+	p, err := Lookup("mapped")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var rows []reconcile.Transaction
+		err := p.Parse(t.Context(), bytes.NewReader(data), opts, func(tx reconcile.Transaction) error {
+			rows = append(rows, tx)
+			return nil
+		})
+		if err != nil {
+			var pe *reconcile.ParseError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %q (%T) is not a *reconcile.ParseError", err, err)
+			}
+			if pe.File != "fuzz.csv" || pe.Line < 0 {
+				t.Fatalf("error %q names file %q line %d", err, pe.File, pe.Line)
+			}
+			return
+		}
+		last := 1 // the header
+		for _, r := range rows {
+			if r.Amount < 0 {
+				t.Errorf("line %d: Amount %d < 0", r.Line, r.Amount)
+			}
+			if _, ok := reconcile.CurrencyDigits(r.Currency); !ok {
+				t.Errorf("line %d: unknown currency %q accepted", r.Line, r.Currency)
+			}
+			switch r.Kind {
+			case reconcile.KindOther, reconcile.KindBatch:
+			case reconcile.KindPayment:
+				if r.OrderNo == "" || r.ChannelTxnID == "" || r.RefundNo != "" {
+					t.Errorf("line %d: payment %+v without order number or channel id, or with a refund number", r.Line, r)
+				}
+			case reconcile.KindRefund:
+				if r.RefundNo == "" || r.ChannelTxnID == "" {
+					t.Errorf("line %d: refund %+v without refund number or channel id", r.Line, r)
+				}
+			default:
+				t.Errorf("line %d: Kind %q", r.Line, r.Kind)
+			}
+			switch r.Status {
+			case reconcile.StatusSuccess, reconcile.StatusProcessing, reconcile.StatusFailed:
+			default:
+				t.Errorf("line %d: Status %q", r.Line, r.Status)
+			}
+			if y := r.OccurredAt.Year(); y < 1 || y > 9999 {
+				t.Errorf("line %d: OccurredAt %v cannot be written as RFC 3339", r.Line, r.OccurredAt)
+			}
+			if r.Line <= last {
+				t.Errorf("line %d follows line %d: rows out of file order", r.Line, last)
+			}
+			last = r.Line
+		}
+	})
+}
+
+// loadFuzzMapping reads a golden case's options.json as loadCaseOptions
+// does, which needs a *testing.T.
+func loadFuzzMapping(f *testing.F, dir string) Options {
+	f.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "options.json"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	var co caseOptions
+	if err := json.Unmarshal(b, &co); err != nil {
+		f.Fatalf("%s/options.json: %v", dir, err)
+	}
+	if co.Mapping == nil {
+		f.Fatalf("%s/options.json has no Mapping", dir)
+	}
+	return Options{Name: "fuzz.csv", Location: shanghai, Mapping: co.Mapping}
+}

@@ -32,14 +32,19 @@ unit: ## go test -race on every package (starts its own PostgreSQL); ends with t
 demo-check: ## run `make demo` into a temporary directory and check what it wrote
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(MAKE) --no-print-directory demo OUT="$$tmp" && \
-	test -s "$$tmp/2026-11-28/wechatpay/summary.json" && \
-	test -s "$$tmp/2026-11-28/wechatpay/review-wechatpay-2026-11-28.xlsx" && \
-	grep -q '"status": "SUCCEEDED"' "$$tmp/2026-11-28/wechatpay/summary.json" && \
-	echo "demo-check: workbook and summary.json written"
+	for ch in wechatpay alipay stripe adyen; do \
+		test -s "$$tmp/2026-11-28/$$ch/review-$$ch-2026-11-28.xlsx" && \
+		grep -q '"status": "SUCCEEDED"' "$$tmp/2026-11-28/$$ch/summary.json" || \
+		{ echo "demo-check: $$ch wrote no workbook or no successful summary.json"; exit 1; }; \
+	done && \
+	echo "demo-check: four workbooks and summary.json files written"
+
+FUZZERS = FuzzCSV FuzzWeChatPay FuzzAlipay FuzzStripe FuzzAdyen FuzzMapped
 
 fuzz: ## run each parser's fuzz test for $(FUZZTIME)
-	$(GO) test ./channelfeed -run='^$$' -fuzz=FuzzCSV -fuzztime=$(FUZZTIME)
-	$(GO) test ./channelfeed -run='^$$' -fuzz=FuzzWeChatPay -fuzztime=$(FUZZTIME)
+	@for f in $(FUZZERS); do \
+		$(GO) test ./channelfeed -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) || exit 1; \
+	done
 
 deps: ## PostgreSQL server binaries (apt) and Go modules, when missing
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \

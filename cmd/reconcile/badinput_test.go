@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"reconcile/fixtures"
 )
 
 // TestBadInputWritesNothing: each bad input stops the run with one line
@@ -23,15 +21,16 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}
 		return p
 	}
+	bill0 := wechatBill()
 	// ORD202611280007's 订单金额 edited from 80.00 to 81.00: rows no longer
 	// add up to the bill's own summary.
-	edited := bytes.Replace(fixtures.WeChatPayBill, []byte("`0.48000,`0.60%,`80.00,"), []byte("`0.48000,`0.60%,`81.00,"), 1)
-	if bytes.Equal(edited, fixtures.WeChatPayBill) {
+	edited := bytes.Replace(bill0, []byte("`0.48000,`0.60%,`80.00,"), []byte("`0.48000,`0.60%,`81.00,"), 1)
+	if bytes.Equal(edited, bill0) {
 		t.Fatal("fixture changed: the edit did not apply")
 	}
-	lines := bytes.Split(fixtures.WeChatPayBill, []byte("\r\n"))
+	lines := bytes.Split(bill0, []byte("\r\n"))
 	truncated := bytes.Join(lines[:10], []byte("\r\n"))
-	badAmount := bytes.Replace(fixtures.WeChatPayBill, []byte("`99.00,`0.00,`0,"), []byte("`99.0x,`0.00,`0,"), 1)
+	badAmount := bytes.Replace(bill0, []byte("`99.00,`0.00,`0,"), []byte("`99.0x,`0.00,`0,"), 1)
 
 	tests := []struct {
 		name   string

@@ -45,10 +45,10 @@ type SlackConfig struct {
 // ChannelConfig is one payment channel.
 type ChannelConfig struct {
 	Name   string `json:"name"`   // as in orders.channel and refunds.channel
-	Format string `json:"format"` // settlement format: csv, wechatpay
+	Format string `json:"format"` // settlement format: wechatpay, alipay, stripe, adyen, csv, mapped
 	// Path is the settlement file's path template: {date} is YYYY-MM-DD,
 	// {yyyymmdd} is the date without dashes.
-	Path     string `json:"path"`
+	Path string `json:"path"`
 	// TimeZone is the business time zone. Default: Asia/Shanghai for the
 	// wechatpay and alipay formats (the channels' own day), else UTC.
 	TimeZone string `json:"time_zone"`
@@ -157,6 +157,21 @@ func (c *Config) validate() error {
 		seen[ch.Name] = true
 		if _, err := time.LoadLocation(ch.TimeZone); err != nil {
 			errs = append(errs, fmt.Errorf("channel %s: time_zone %q: %w", ch.Name, ch.TimeZone, err))
+		}
+		if ch.Format != "" {
+			if _, err := channelfeed.Lookup(ch.Format); err != nil {
+				errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name, err))
+			}
+		}
+		switch {
+		case ch.Format == "mapped" && ch.Mapping == nil:
+			errs = append(errs, fmt.Errorf("channel %s: format mapped needs a \"mapping\"", ch.Name))
+		case ch.Format == "mapped":
+			if err := ch.Mapping.Validate(); err != nil {
+				errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name, err))
+			}
+		case ch.Mapping != nil:
+			errs = append(errs, fmt.Errorf("channel %s: a \"mapping\" is only read by format mapped, not %q", ch.Name, ch.Format))
 		}
 	}
 	return errors.Join(errs...)

@@ -17,11 +17,12 @@ import (
 
 const demoSynopsis = `reconcile demo [--out DIR]
 
-Runs the whole job on the bundled fixtures: a WeChat Pay bill for 2026-11-28
-and the matching local records. Without RECONCILE_DATABASE_URL it starts a
-throwaway PostgreSQL from this machine's server binaries and stops it after.
-Copies the bill to DIR/inbox, writes the workbook and summary.json under
-DIR/2026-11-28/wechatpay, and prints the Slack message it would send.`
+Runs the whole job on the bundled fixtures: settlement files of WeChat Pay,
+Alipay, Stripe and Adyen for 2026-11-28 and the matching local records.
+Without RECONCILE_DATABASE_URL it starts a throwaway PostgreSQL from this
+machine's server binaries and stops it after. Copies the files to DIR/inbox,
+writes a workbook and summary.json per channel under DIR/2026-11-28/CHANNEL,
+and prints the Slack message each run would send.`
 
 func (a *App) demoCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("demo", demoSynopsis)
@@ -55,55 +56,69 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 	if _, err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	if err := db.Exec(ctx, fixtures.LocalSQL); err != nil {
-		return fmt.Errorf("demo: load fixtures: %w", err)
+	for _, ch := range fixtures.Channels {
+		if err := db.Exec(ctx, ch.LocalSQL()); err != nil {
+			return fmt.Errorf("demo: load %s fixtures: %w", ch.Name, err)
+		}
 	}
 
-	// The bill goes through the same path a real run takes: a file in an
+	// The bills go through the same path a real run takes: files in an
 	// inbox, left there so the reader can open what was reconciled.
 	inbox := filepath.Join(*out, "inbox")
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		return err
 	}
-	bill := filepath.Join(inbox, fixtures.WeChatPayBillName)
-	if err := os.WriteFile(bill, fixtures.WeChatPayBill, 0o644); err != nil {
-		return err
+	job := &Job{DB: db, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
+	type done struct {
+		spec RunSpec
+		res  *reconcile.Result
 	}
-	loc, err := time.LoadLocation(fixtures.TimeZone)
-	if err != nil {
-		return err
+	var results []done
+	for _, ch := range fixtures.Channels {
+		bill := filepath.Join(inbox, ch.BillName)
+		if err := os.WriteFile(bill, ch.Bill(), 0o644); err != nil {
+			return err
+		}
+		loc, err := time.LoadLocation(ch.TimeZone)
+		if err != nil {
+			return err
+		}
+		day, err := reconcile.NewBusinessDay(fixtures.Date, loc)
+		if err != nil {
+			return err
+		}
+		spec := RunSpec{
+			Channel: ch.Name,
+			Format:  ch.Format,
+			File:    bill,
+			Day:     day,
+			OutDir:  filepath.Join(*out, fixtures.Date, ch.Name),
+		}
+		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
+		res, err := job.Run(ctx, spec)
+		if err != nil {
+			return err
+		}
+		results = append(results, done{spec, res})
 	}
-	day, err := reconcile.NewBusinessDay(fixtures.Date, loc)
-	if err != nil {
-		return err
+
+	fmt.Fprintf(a.Stdout, "\n%-10s %6s %13s %16s  %s\n", "channel", "rows", "need review", "auto-reversed", "workbook and summary.json")
+	for _, d := range results {
+		fmt.Fprintf(a.Stdout, "%-10s %6d %13d %16d  %s\n", d.spec.Channel, d.res.ChannelRows, d.res.NeedsReview(),
+			d.res.AutoReversed(), filepath.Join(d.spec.OutDir, reports.WorkbookName(d.spec.Channel, d.spec.Day)))
 	}
-	spec := RunSpec{
-		Channel: fixtures.Channel,
-		Format:  fixtures.Format,
-		File:    bill,
-		Day:     day,
-		OutDir:  filepath.Join(*out, fixtures.Date, fixtures.Channel),
-	}
-	job := &Job{DB: db, Notifier: headedNotifier{a.Stdout, reports.NewPrintNotifier(a.Stdout)}, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
-	res, err := job.Run(ctx, spec)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(a.Stdout, "\nrun %s: %d rows, %d findings need review, %d reversed automatically\n",
-		res.Run.ID, res.ChannelRows, res.NeedsReview(), res.AutoReversed())
-	fmt.Fprintf(a.Stdout, "workbook: %s\nsummary:  %s\n",
-		filepath.Join(spec.OutDir, reports.WorkbookName(spec.Channel, day)), filepath.Join(spec.OutDir, "summary.json"))
 	return nil
 }
 
 // headedNotifier introduces the printed alert, so a reader of the demo
 // knows what they are looking at.
 type headedNotifier struct {
-	w io.Writer
+	w       io.Writer
+	channel string
 	reports.Notifier
 }
 
 func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachment string) error {
-	fmt.Fprint(h.w, "\nThe Slack message this run would send:\n\n")
+	fmt.Fprintf(h.w, "\n── The Slack message the %s run would send ──\n\n", h.channel)
 	return h.Notifier.Notify(ctx, msg, attachment)
 }

@@ -154,7 +154,12 @@ func TestDemoInProcess(t *testing.T) {
 		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
 	}
 	checkCounts(t, readSummary(t, filepath.Join(out, "2026-11-28", "wechatpay")).Counts)
-	for _, phrase := range []string{"would send", "wechatpay", "workbook:"} {
+	for _, ch := range []string{"alipay", "stripe", "adyen"} {
+		if s := readSummary(t, filepath.Join(out, "2026-11-28", ch)); s.Status != "SUCCEEDED" {
+			t.Errorf("demo %s: status %q", ch, s.Status)
+		}
+	}
+	for _, phrase := range []string{"would send", "wechatpay", "alipay", "stripe", "adyen", "review-adyen-2026-11-28.xlsx"} {
 		if !strings.Contains(c.out.String(), phrase) {
 			t.Errorf("demo output does not contain %q:\n%s", phrase, c.out)
 		}
@@ -280,7 +285,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Channels) != 2 || cfg.Schedule.Spec != "0 3 * * *" || cfg.Slack.Channel != "#payments-recon" {
+	if len(cfg.Channels) != 5 || cfg.Schedule.Spec != "0 3 * * *" || cfg.Slack.Channel != "#payments-recon" {
 		t.Errorf("example config: got %+v", cfg)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")

@@ -46,19 +46,45 @@ func (c *cli) run(t *testing.T, args ...string) int {
 	return c.app.Main(context.Background(), args)
 }
 
-// setup returns a migrated database loaded with the demo's local records,
-// its DSN, and the path of the demo's bill.
+// setup returns a migrated database loaded with the WeChat Pay fixture's
+// local records, its DSN, and the path of its bill.
 func setup(t *testing.T) (*ledger.DB, string, string) {
 	t.Helper()
+	return setupChannel(t, "wechatpay")
+}
+
+// setupChannel does the same for any fixture channel.
+func setupChannel(t *testing.T, channel string) (*ledger.DB, string, string) {
+	t.Helper()
+	ch, ok := fixtures.Lookup(channel)
+	if !ok {
+		t.Fatalf("no fixture for %s", channel)
+	}
 	db, dsn := ledgertest.DB(t)
-	if err := db.Exec(context.Background(), fixtures.LocalSQL); err != nil {
+	if err := db.Exec(context.Background(), ch.LocalSQL()); err != nil {
 		t.Fatal(err)
 	}
-	bill := filepath.Join(t.TempDir(), fixtures.WeChatPayBillName)
-	if err := os.WriteFile(bill, fixtures.WeChatPayBill, 0o644); err != nil {
+	bill := filepath.Join(t.TempDir(), ch.BillName)
+	if err := os.WriteFile(bill, ch.Bill(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return db, dsn, bill
+}
+
+// dbWith returns a migrated database with the given SQL run in it.
+func dbWith(t *testing.T, sql string) (*ledger.DB, string) {
+	t.Helper()
+	db, dsn := ledgertest.DB(t)
+	if err := db.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
+	}
+	return db, dsn
+}
+
+// wechatBill is the WeChat Pay fixture's bill.
+func wechatBill() []byte {
+	ch, _ := fixtures.Lookup("wechatpay")
+	return ch.Bill()
 }
 
 func runArgs(dsn, bill, out string, extra ...string) []string {

@@ -16,16 +16,41 @@ const (
 	DuplicateRefund  Category = "duplicate_refund"
 	// Unrecognized is a settlement row of a kind the parser does not know.
 	Unrecognized Category = "unrecognized"
+	// Pending is a local record settled just before the day's cut-off and
+	// not in the day's file: the next day's file is expected to carry it.
+	// It needs no person unless the next day's run does not find it, when
+	// it becomes missing_channel.
+	Pending Category = "pending"
+	// DuplicateVanished is a duplicate an earlier run of the same date
+	// reversed that a corrected file no longer carries: its journal stands
+	// until a person decides.
+	DuplicateVanished Category = "duplicate_vanished"
 )
 
 // Categories lists every category in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
-	DuplicatePayment, DuplicateRefund, Unrecognized,
+	DuplicatePayment, DuplicateRefund, Unrecognized, Pending, DuplicateVanished,
 }
+
+// Finding states. A finding that needs a person is OPEN until a decision
+// comes back from the review workbook; the others move on their own.
+const (
+	StateOpen          = "OPEN"
+	StateReversed      = "REVERSED"      // an automatic reversal journal was posted
+	StateApproved      = "APPROVED"      // a person approved; a duplicate is then reversed
+	StateRejected      = "REJECTED"      // a person rejected the finding
+	StateInvestigating = "INVESTIGATING" // a person is looking into it
+	StateResolved      = "RESOLVED"      // a pending record turned up in the next day's file
+	StateEscalated     = "ESCALATED"     // a pending record did not: it became missing_channel
+	StateSuperseded    = "SUPERSEDED"    // a newer run of the same date replaced it
+)
 
 // Finding is the outcome of comparing one key of one channel and date.
 type Finding struct {
+	// Ref names the finding for people and for the review workbook: the
+	// run id and the finding's place in the run's report order.
+	Ref      string
 	Category Category
 	Kind     Kind
 	OrderNo  string
@@ -66,7 +91,7 @@ func (f Finding) Key() string {
 
 // NeedsReview reports whether a person must look at the finding.
 func (f Finding) NeedsReview() bool {
-	return f.Category != Matched && !f.AutoReverse
+	return f.Category != Matched && f.Category != Pending && !f.AutoReverse
 }
 
 // AtRisk is the money an operator should weigh for this finding, in minor
@@ -74,7 +99,7 @@ func (f Finding) NeedsReview() bool {
 // the row's amount otherwise. Matched findings carry no risk.
 func (f Finding) AtRisk() int64 {
 	switch f.Category {
-	case Matched:
+	case Matched, Pending:
 		return 0
 	case AmountMismatch:
 		if f.Currency != f.LocalCurrency {

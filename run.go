@@ -25,6 +25,7 @@ type Run struct {
 	File       string
 	FileSHA256 string
 	DryRun     bool
+	Forced     bool // re-evaluated although a run of the same file succeeded
 	Status     RunStatus
 	StartedAt  time.Time // the run's one "now", fixed at its start
 	FinishedAt time.Time
@@ -53,6 +54,13 @@ type Result struct {
 	Counts   map[Category]int
 	Findings []Finding // every finding but matched, in report order
 	Journals []Journal // reversal journals for the AutoReverse findings
+	// Replay is set when the result is that of an earlier run of the same
+	// file, returned again without redoing the work.
+	Replay bool
+	// StillOpen are findings of earlier runs of the channel that still wait
+	// for a decision after StillOpenDays days: the alert lists them again.
+	StillOpen     []Finding
+	StillOpenDays int
 }
 
 // AutoReversed is the number of findings reversed without review.

@@ -197,6 +197,29 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	return info, nil
 }
 
+// Fingerprint returns the hex SHA-256 of the file at path, refusing what
+// ParseFile refuses. A run is keyed by it: the same file again is the same
+// run.
+func Fingerprint(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", statError(path, err)
+	}
+	if err := checkRegular(path, st.Mode()); err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", statError(path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("read settlement file %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
 func statError(path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

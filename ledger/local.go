@@ -13,7 +13,12 @@ import (
 // the UNIONs can use its own index (the primary key for = ANY, paid_at or
 // refunded_at for the range).
 //
-// $1 order keys, $2 refund keys, $3 channel, $4 day start, $5 day end.
+// SeenBefore looks in the memory of earlier files: a record settled just
+// after one day's end and matched by that day's file is not missing from
+// the next day's.
+//
+// $1 order keys, $2 refund keys, $3 channel, $4 day start, $5 day end,
+// $6 the business date.
 const loadLocalSQL = `
 WITH order_keys AS (
     SELECT order_no FROM orders WHERE order_no = ANY($1::text[])
@@ -27,13 +32,17 @@ WITH order_keys AS (
      WHERE channel = $3 AND refunded_at >= $4 AND refunded_at < $5
 )
 SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, coalesce(i.status, '')
+       coalesce(o.channel_txn_id, ''), o.paid_at, coalesce(i.status, ''),
+       EXISTS (SELECT 1 FROM settled_rows s WHERE s.channel = $3 AND s.kind = 'payment'
+                  AND s.key = o.order_no AND s.business_date < $6::date)
   FROM order_keys k
   JOIN orders o ON o.order_no = k.order_no
   LEFT JOIN idempotency_records i ON i.scope = 'payment' AND i.idem_key = o.order_no
 UNION ALL
 SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, coalesce(i.status, '')
+       coalesce(r.channel_refund_id, ''), r.refunded_at, coalesce(i.status, ''),
+       EXISTS (SELECT 1 FROM settled_rows s WHERE s.channel = $3 AND s.kind = 'refund'
+                  AND s.key = r.refund_no AND s.business_date < $6::date)
   FROM refund_keys k
   JOIN refunds r ON r.refund_no = k.refund_no
   LEFT JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = r.refund_no`
@@ -58,7 +67,7 @@ func (db *DB) LoadLocal(ctx context.Context, channel string, day reconcile.Busin
 	if loc == nil {
 		loc = time.UTC
 	}
-	rows, err := db.pool.Query(ctx, loadLocalSQL, orderKeys, refundKeys, channel, day.Start(), day.End())
+	rows, err := db.pool.Query(ctx, loadLocalSQL, orderKeys, refundKeys, channel, day.Start(), day.End(), dateOf(day))
 	if err != nil {
 		return 0, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
 	}
@@ -71,7 +80,7 @@ func (db *DB) LoadLocal(ctx context.Context, channel string, day reconcile.Busin
 			settledAt *time.Time
 		)
 		if err := rows.Scan(&kind, &r.OrderNo, &r.RefundNo, &r.Amount, &r.Currency, &r.Status,
-			&r.ChannelTxnID, &settledAt, &r.IdemStatus); err != nil {
+			&r.ChannelTxnID, &settledAt, &r.IdemStatus, &r.SeenBefore); err != nil {
 			return n, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
 		}
 		r.Kind = reconcile.Kind(kind)

@@ -152,7 +152,8 @@ func TestLoadLocalUsesIndexes(t *testing.T) {
 	}
 	rows, err := tx.Query(ctx, `EXPLAIN `+ledger.LoadLocalSQL,
 		[]string{"O-1"}, []string{"R-1"}, "wechatpay",
-		time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC))
+		time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
 	if err != nil {
 		t.Fatal(err)
 	}

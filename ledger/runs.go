@@ -12,36 +12,66 @@ import (
 	"reconcile"
 )
 
-// Finding states in the findings table.
-const (
-	findingOpen     = "OPEN"
-	findingReversed = "REVERSED"
-)
+// Lease says who holds a run and for how long without renewing. The zero
+// Lease records neither.
+type Lease struct {
+	Holder *RunLock
+	For    time.Duration
+}
 
-// StartRun records run as RUNNING. A run id already taken is
+// StartRun records run as RUNNING, under lease. A run id already taken is
 // reconcile.ErrConflict.
-func (db *DB) StartRun(ctx context.Context, run reconcile.Run) error {
+func (db *DB) StartRun(ctx context.Context, run reconcile.Run, lease Lease) error {
+	var pid, until any
+	if lease.Holder != nil {
+		pid = int32(lease.Holder.PID())
+	}
+	if lease.For > 0 {
+		until = lease.For.String()
+	}
 	_, err := db.pool.Exec(ctx, `
-INSERT INTO runs (id, channel, business_date, format, file, file_sha256, status, started_at)
-VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()))`,
-		run.ID, run.Channel, dateOf(run.Day), run.Format, run.File, run.FileSHA256, nullTime(run.StartedAt))
+INSERT INTO runs (id, channel, business_date, format, file, file_sha256, status, started_at,
+                  forced, holder_pid, lease_until)
+VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + $10::interval)`,
+		run.ID, run.Channel, dateOf(run.Day), run.Format, run.File, run.FileSHA256, nullTime(run.StartedAt),
+		run.Forced, pid, until)
 	if err != nil {
 		return fmt.Errorf("start run %s: %w", run.ID, interpretError(err))
 	}
 	return nil
 }
 
+// Outcome is everything a successful run writes.
+type Outcome struct {
+	Result *reconcile.Result
+	// Rows are the file's payment and refund rows, remembered so later
+	// nights recognise a duplicate of them.
+	Rows []reconcile.Transaction
+	// Resolved and Escalated name earlier pending findings (by Ref) this
+	// run found in its file, or did not.
+	Resolved, Escalated []string
+	// Summary and Workbook are the run's reports, kept so the same file
+	// again gets them back without the work being redone.
+	Summary      []byte
+	WorkbookName string
+	Workbook     []byte
+}
+
 // CompleteRun writes the whole outcome of a run in one transaction: its
-// findings, the reversal journals of its unambiguous duplicates, and the
-// run's move to SUCCEEDED. Journals whose idempotency key is already taken,
-// by an earlier or a concurrent run, are not posted again; their findings
-// still point at them. It returns how many journals were newly posted.
+// findings, the reversal journals of its unambiguous duplicates, the rows
+// of its file, the fate of earlier pending findings, the supersession of
+// earlier runs of the same date, its reports, and the run's move to
+// SUCCEEDED. Journals whose idempotency key is already taken, by an earlier
+// or a concurrent run, are not posted again; their findings still point at
+// them. It returns how many journals were newly posted.
 //
 // Runs of the same channel and date serialise on an advisory lock, so a
 // second run sees the first one's journals rather than racing it. A run
-// that is not RUNNING is refused with reconcile.ErrConflict, a run that
-// does not exist with reconcile.ErrNotFound.
-func (db *DB) CompleteRun(ctx context.Context, res *reconcile.Result) (posted int, err error) {
+// that is not RUNNING (a successor took over its expired lease) is refused
+// with reconcile.ErrConflict, a run that does not exist with
+// reconcile.ErrNotFound.
+func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error) {
+	res := o.Result
 	run := res.Run
 	journals, keyByTxn, err := checkJournals(res)
 	if err != nil {
@@ -69,12 +99,23 @@ func (db *DB) CompleteRun(ctx context.Context, res *reconcile.Result) (posted in
 		if err := copyFindings(ctx, tx, run, res.Findings, keyByTxn); err != nil {
 			return fmt.Errorf("write findings: %w", err)
 		}
+		if err := settlePending(ctx, tx, run.ID, o.Resolved, o.Escalated); err != nil {
+			return fmt.Errorf("settle pending findings: %w", err)
+		}
+		if err := supersede(ctx, tx, run); err != nil {
+			return fmt.Errorf("supersede earlier runs: %w", err)
+		}
+		if err := rememberRows(ctx, tx, run, o.Rows); err != nil {
+			return fmt.Errorf("remember settled rows: %w", err)
+		}
 		tag, err := tx.Exec(ctx, `
 UPDATE runs
    SET status = 'SUCCEEDED', finished_at = coalesce($2, now()),
-       channel_rows = $3, local_rows = $4, counts = $5::jsonb, error = NULL
+       channel_rows = $3, local_rows = $4, counts = $5::jsonb, error = NULL,
+       batch_rows = $6, summary = $7::jsonb, workbook_name = $8, workbook = $9, lease_until = NULL
  WHERE id = $1 AND status = 'RUNNING'`,
-			run.ID, nullTime(run.FinishedAt), res.ChannelRows, res.LocalRows, string(counts))
+			run.ID, nullTime(run.FinishedAt), res.ChannelRows, res.LocalRows, string(counts),
+			res.BatchRows, nullJSON(o.Summary), nullString(o.WorkbookName), o.Workbook)
 		if err != nil {
 			return err
 		}
@@ -212,7 +253,7 @@ var findingColumns = []string{
 	"run_id", "channel", "business_date", "category", "kind", "order_no", "refund_no",
 	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
-	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key",
+	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -234,9 +275,9 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.HasLocal {
 			localAmount = f.LocalAmount
 		}
-		state, journalKey := findingOpen, any(nil)
+		state, journalKey := reconcile.StateOpen, any(nil)
 		if f.AutoReverse {
-			state, journalKey = findingReversed, keyByTxn[f.ChannelTxnID]
+			state, journalKey = reconcile.StateReversed, keyByTxn[f.ChannelTxnID]
 		}
 		return []any{
 			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
@@ -244,7 +285,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.LocalTxnID), channelAmount, nullString(f.Currency), localAmount,
 			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
-			nullString(f.Hint), f.AutoReverse, state, journalKey,
+			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref),
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
@@ -312,47 +353,7 @@ SELECT id, channel, business_date, format, file, file_sha256, status, started_at
 
 // Findings returns the findings of a run in the order they were written.
 func (db *DB) Findings(ctx context.Context, runID string) ([]reconcile.Finding, error) {
-	rows, err := db.pool.Query(ctx, `
-SELECT category, kind, coalesce(order_no, ''), coalesce(refund_no, ''),
-       coalesce(channel_txn_id, ''), coalesce(original_txn_id, ''), coalesce(local_txn_id, ''),
-       channel_amount, coalesce(currency, ''), local_amount, coalesce(local_currency, ''),
-       coalesce(channel_status, ''), coalesce(local_status, ''), coalesce(idem_status, ''),
-       occurred_at, coalesce(line, 0), coalesce(raw_kind, ''), coalesce(hint, ''), auto_reverse
-  FROM findings WHERE run_id = $1 ORDER BY id`, runID)
-	if err != nil {
-		return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
-	}
-	defer rows.Close()
-	var out []reconcile.Finding
-	for rows.Next() {
-		var (
-			f                          reconcile.Finding
-			category, kind, chStatus   string
-			channelAmount, localAmount *int64
-			occurredAt                 *time.Time
-		)
-		if err := rows.Scan(&category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
-			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
-			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
-			&f.RawKind, &f.Hint, &f.AutoReverse); err != nil {
-			return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
-		}
-		f.Category, f.Kind, f.ChannelStatus = reconcile.Category(category), reconcile.Kind(kind), reconcile.TxnStatus(chStatus)
-		if channelAmount != nil {
-			f.HasChannel, f.ChannelAmount = true, *channelAmount
-		}
-		if localAmount != nil {
-			f.HasLocal, f.LocalAmount = true, *localAmount
-		}
-		if occurredAt != nil {
-			f.OccurredAt = *occurredAt
-		}
-		out = append(out, f)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("findings of run %s: %w", runID, interpretError(err))
-	}
-	return out, nil
+	return db.RunFindings(ctx, runID)
 }
 
 // JournalCount is the number of journals posted, by any run.
@@ -423,6 +424,14 @@ func nullString(s string) any {
 		return nil
 	}
 	return s
+}
+
+// nullJSON writes an absent document as NULL.
+func nullJSON(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return string(b)
 }
 
 // nullTime writes the zero time as NULL.

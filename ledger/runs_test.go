@@ -37,7 +37,7 @@ func startRun(t *testing.T, db *ledger.DB, id string) reconcile.Run {
 		File: "/bills/wechatpay-2026-11-28.csv", FileSHA256: "ab12",
 		StartedAt: time.Date(2026, 11, 29, 3, 0, 0, 0, time.UTC),
 	}
-	if err := db.StartRun(context.Background(), run); err != nil {
+	if err := db.StartRun(context.Background(), run, ledger.Lease{}); err != nil {
 		t.Fatalf("StartRun(%s): %v", id, err)
 	}
 	run.Status = reconcile.RunRunning
@@ -103,7 +103,7 @@ func TestCompleteRun(t *testing.T) {
 	run := startRun(t, db, "run-1")
 	res := result(run)
 
-	posted, err := db.CompleteRun(ctx, res)
+	posted, err := db.CompleteRun(ctx, ledger.Outcome{Result: res})
 	if err != nil {
 		t.Fatalf("CompleteRun: %v", err)
 	}
@@ -164,7 +164,7 @@ func TestCompleteRun(t *testing.T) {
 
 	t.Run("a re-run posts nothing new", func(t *testing.T) {
 		again := result(startRun(t, db, "run-2"))
-		posted, err := db.CompleteRun(ctx, again)
+		posted, err := db.CompleteRun(ctx, ledger.Outcome{Result: again})
 		if err != nil {
 			t.Fatalf("CompleteRun: %v", err)
 		}
@@ -185,7 +185,7 @@ func TestCompleteRun(t *testing.T) {
 	})
 
 	t.Run("completing a finished run is a conflict", func(t *testing.T) {
-		_, err := db.CompleteRun(ctx, res)
+		_, err := db.CompleteRun(ctx, ledger.Outcome{Result: res})
 		if !errors.Is(err, reconcile.ErrConflict) {
 			t.Errorf("second CompleteRun(run-1) error = %v, want ErrConflict", err)
 		}
@@ -198,7 +198,7 @@ func TestCompleteRun(t *testing.T) {
 	t.Run("an unknown run is not found", func(t *testing.T) {
 		r := res.Run
 		r.ID = "no-such-run"
-		_, err := db.CompleteRun(ctx, &reconcile.Result{Run: r})
+		_, err := db.CompleteRun(ctx, ledger.Outcome{Result: &reconcile.Result{Run: r}})
 		if !errors.Is(err, reconcile.ErrNotFound) {
 			t.Errorf("CompleteRun(unknown) error = %v, want ErrNotFound", err)
 		}
@@ -224,7 +224,7 @@ func TestCompleteRunRefusesBadResults(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := db.CompleteRun(ctx, tt.res)
+			_, err := db.CompleteRun(ctx, ledger.Outcome{Result: tt.res})
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("CompleteRun error = %v, want one saying %q", err, tt.want)
 			}
@@ -248,7 +248,7 @@ func TestCompleteRunConcurrently(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			posted[i], errs[i] = db.CompleteRun(ctx, results[i])
+			posted[i], errs[i] = db.CompleteRun(ctx, ledger.Outcome{Result: results[i]})
 		}()
 	}
 	wg.Wait()
@@ -298,7 +298,7 @@ func TestCompleteRunCancelled(t *testing.T) {
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
-		_, err := db.CompleteRun(runCtx, result(run))
+		_, err := db.CompleteRun(runCtx, ledger.Outcome{Result: result(run)})
 		done <- err
 	}()
 	waitForBlockedUpdate(t, db)
@@ -456,7 +456,7 @@ func TestFailRun(t *testing.T) {
 		})
 	}
 	t.Run("a failed run cannot complete", func(t *testing.T) {
-		if _, err := db.CompleteRun(ctx, result(run)); !errors.Is(err, reconcile.ErrConflict) {
+		if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run)}); !errors.Is(err, reconcile.ErrConflict) {
 			t.Errorf("CompleteRun(failed run) error = %v, want ErrConflict", err)
 		}
 	})
@@ -465,7 +465,7 @@ func TestFailRun(t *testing.T) {
 func TestStartRunTwiceIsConflict(t *testing.T) {
 	db, _ := ledgertest.DB(t)
 	run := startRun(t, db, "run-dup")
-	err := db.StartRun(context.Background(), run)
+	err := db.StartRun(context.Background(), run, ledger.Lease{})
 	if !errors.Is(err, reconcile.ErrConflict) {
 		t.Errorf("StartRun with a taken id: error = %v, want ErrConflict", err)
 	}

@@ -5,42 +5,62 @@
 // Rows are indexed by key in a hash map as they arrive; local records are
 // then streamed past the index one at a time, so memory grows with the
 // settlement file, not with the local tables.
+//
+// Keys have a memory across nights: rows of earlier dates' files with the
+// same keys (AddEarlier) make a row under a new channel id a duplicate of
+// what was settled before, and the same channel id seen again the same
+// row. Records settled just before the day's cut-off are pending rather
+// than missing, and the next day's run settles them (AddPending).
 package matcher
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"reconcile"
 )
+
+// Options tune a matcher to its channel.
+type Options struct {
+	// Grace is the cut-off window: a local record settled this close to
+	// the day's end and missing from the day's file is pending, expected
+	// in the next day's file, instead of missing_channel.
+	Grace time.Duration
+}
 
 type groupKey struct {
 	kind reconcile.Kind
 	key  string
 }
 
-// group is every row of the file that shares one key, and the local record
-// with that key once it has been seen.
+// group is every row of the file that shares one key, the rows of earlier
+// files with that key, and the local record with that key once seen.
 type group struct {
-	rows  []reconcile.Transaction
-	local *reconcile.LocalRecord
+	rows    []reconcile.Transaction
+	earlier []reconcile.Transaction
+	local   *reconcile.LocalRecord
 }
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
 type Matcher struct {
-	day       reconcile.BusinessDay
-	groups    map[groupKey]*group
-	others    []reconcile.Transaction
-	missing   []reconcile.Finding
-	rows      int
-	batchRows int
-	localRows int
+	day         reconcile.BusinessDay
+	opts        Options
+	groups      map[groupKey]*group
+	others      []reconcile.Transaction
+	missing     []reconcile.Finding
+	pending     []reconcile.Finding
+	prevPending []reconcile.Finding
+	reversed    []reconcile.Finding
+	rows        int
+	batchRows   int
+	localRows   int
 }
 
 // New returns a matcher for the business day.
-func New(day reconcile.BusinessDay) *Matcher {
-	return &Matcher{day: day, groups: map[groupKey]*group{}}
+func New(day reconcile.BusinessDay, opts Options) *Matcher {
+	return &Matcher{day: day, opts: opts, groups: map[groupKey]*group{}}
 }
 
 // AddRow indexes one settlement row. Rows of a kind the parser did not
@@ -79,9 +99,32 @@ func (m *Matcher) Keys() (orders, refunds []string) {
 	return orders, refunds
 }
 
+// AddEarlier takes a row of an earlier date's file with a key of this
+// file. Call it after the rows of this file; rows of other keys are ignored.
+func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
+	if g := m.groups[groupKey{tx.Kind, tx.Key()}]; g != nil {
+		g.earlier = append(g.earlier, tx)
+	}
+}
+
+// AddPending takes a pending finding of an earlier date: if this file
+// carries its key it is resolved, otherwise it becomes missing_channel.
+func (m *Matcher) AddPending(f reconcile.Finding) {
+	m.prevPending = append(m.prevPending, f)
+}
+
+// AddReversed takes a duplicate that an earlier run of this same date
+// reversed. If this file (a corrected one) no longer carries that row, the
+// reversal stands on a row that is gone: a person must look.
+func (m *Matcher) AddReversed(f reconcile.Finding) {
+	m.reversed = append(m.reversed, f)
+}
+
 // AddLocal takes one local record. A record whose key has rows is kept for
 // comparison; a settled record of the day without rows is missing from the
-// channel's file. Other records are not this run's business.
+// channel's file, or pending when it settled within the grace window
+// before the cut-off. A record an earlier day's file already carried is
+// settled. Other records are not this run's business.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	m.localRows++
 	if g := m.groups[groupKey{rec.Kind, rec.Key()}]; g != nil {
@@ -91,9 +134,24 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 		}
 		return
 	}
-	if rec.Settled() && !rec.SettledAt.IsZero() && m.day.Contains(rec.SettledAt) {
-		m.missing = append(m.missing, missingChannel(rec))
+	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) || rec.SeenBefore {
+		return
 	}
+	if m.opts.Grace > 0 && !rec.SettledAt.Before(m.day.End().Add(-m.opts.Grace)) {
+		m.pending = append(m.pending, pending(rec, m.day.End().Sub(rec.SettledAt), m.opts.Grace))
+		return
+	}
+	m.missing = append(m.missing, missingChannel(rec))
+}
+
+// Rows returns the payment and refund rows of this file, for the memory
+// of later nights.
+func (m *Matcher) Rows() []reconcile.Transaction {
+	var out []reconcile.Transaction
+	for _, g := range m.groups {
+		out = append(out, g.rows...)
+	}
+	return out
 }
 
 // Result is what the matcher found.
@@ -103,6 +161,9 @@ type Result struct {
 	LocalRows   int
 	Counts      map[reconcile.Category]int // every category, zeros included
 	Findings    []reconcile.Finding        // all but matched, in report order
+	// Resolved and Escalated are the Refs of earlier pending findings this
+	// file carried, or did not (they are in Findings as missing_channel).
+	Resolved, Escalated []string
 }
 
 // Result classifies everything added so far.
@@ -128,6 +189,22 @@ func (m *Matcher) Result() Result {
 	for _, f := range m.missing {
 		add(f)
 	}
+	for _, f := range m.pending {
+		add(f)
+	}
+	for _, p := range m.prevPending {
+		if m.groups[groupKey{p.Kind, p.Key()}] != nil {
+			res.Resolved = append(res.Resolved, p.Ref)
+			continue
+		}
+		res.Escalated = append(res.Escalated, p.Ref)
+		add(escalated(p))
+	}
+	for _, f := range m.reversed {
+		if !m.carries(f) {
+			add(vanished(f))
+		}
+	}
 	for _, tx := range m.others {
 		add(unrecognized(tx))
 	}
@@ -135,25 +212,73 @@ func (m *Matcher) Result() Result {
 	return res
 }
 
-// classify applies rules 2 to 4: the earliest row of a group is the
-// original and is compared with the local record; every later row is a
-// duplicate.
-func classify(g *group, add func(reconcile.Finding)) {
-	sort.SliceStable(g.rows, func(i, j int) bool {
-		a, b := g.rows[i], g.rows[j]
+// carries reports whether this file has the row a finding is about.
+func (m *Matcher) carries(f reconcile.Finding) bool {
+	g := m.groups[groupKey{f.Kind, f.Key()}]
+	if g == nil {
+		return false
+	}
+	for _, r := range g.rows {
+		if r.ChannelTxnID == f.ChannelTxnID {
+			return true
+		}
+	}
+	return false
+}
+
+func sortRows(rows []reconcile.Transaction) {
+	sort.SliceStable(rows, func(i, j int) bool {
+		a, b := rows[i], rows[j]
 		if !a.OccurredAt.Equal(b.OccurredAt) {
 			return a.OccurredAt.Before(b.OccurredAt)
 		}
 		return a.ChannelTxnID < b.ChannelTxnID
 	})
-	orig := g.rows[0]
-	add(compare(orig, g.local))
-	if len(g.rows) == 1 {
+}
+
+// classify applies rules 2 to 4 and 7: the earliest row of a group is the
+// original and is compared with the local record; every later row is a
+// duplicate. When an earlier date's file already settled the key, its
+// earliest row is the original (compared then), and every row of this file
+// under a channel id not seen before is a duplicate of it; a row under a
+// channel id seen before is that same row again, never a duplicate.
+func classify(g *group, add func(reconcile.Finding)) {
+	sortRows(g.rows)
+	if len(g.earlier) == 0 {
+		add(compare(g.rows[0], g.local))
+		duplicates(g.rows[0], g.rows[1:], g.rows, g.local, "", add)
 		return
 	}
-	reasons := ambiguities(g)
-	for _, dup := range g.rows[1:] {
-		f := fromRow(dup, g.local)
+	sortRows(g.earlier)
+	seen := map[string]bool{}
+	for _, r := range g.earlier {
+		seen[r.ChannelTxnID] = true
+	}
+	var fresh []reconcile.Transaction
+	for _, r := range g.rows {
+		if !seen[r.ChannelTxnID] {
+			fresh = append(fresh, r)
+		}
+	}
+	if len(fresh) == 0 {
+		// Only rows settled before, delivered again: compare as usual.
+		add(compare(g.rows[0], g.local))
+		return
+	}
+	group := append(append([]reconcile.Transaction{}, g.earlier...), fresh...)
+	duplicates(g.earlier[0], fresh, group, g.local, " (the original was settled in an earlier day's file)", add)
+}
+
+// duplicates reports each of dups as a duplicate of orig; group is every
+// row of the key, for the ambiguity rules.
+func duplicates(orig reconcile.Transaction, dups, group []reconcile.Transaction, local *reconcile.LocalRecord,
+	note string, add func(reconcile.Finding)) {
+	if len(dups) == 0 {
+		return
+	}
+	reasons := ambiguities(group, local)
+	for _, dup := range dups {
+		f := fromRow(dup, local)
 		f.Category = reconcile.DuplicatePayment
 		noun := "payment for order " + dup.OrderNo
 		if dup.Kind == reconcile.KindRefund {
@@ -163,11 +288,11 @@ func classify(g *group, add func(reconcile.Finding)) {
 		f.OriginalTxnID = orig.ChannelTxnID
 		f.AutoReverse = len(reasons) == 0
 		if f.AutoReverse {
-			f.Hint = fmt.Sprintf("The channel settled %s %d times with different channel ids for the same amount; this copy (%s) was reversed automatically.",
-				noun, len(g.rows), dup.ChannelTxnID)
+			f.Hint = fmt.Sprintf("The channel settled %s %d times with different channel ids for the same amount%s; this copy (%s) was reversed automatically.",
+				noun, len(group), note, dup.ChannelTxnID)
 		} else {
-			f.Hint = fmt.Sprintf("The channel settled %s %d times. Not reversed automatically: %s.",
-				noun, len(g.rows), strings.Join(reasons, "; "))
+			f.Hint = fmt.Sprintf("The channel settled %s %d times%s. Not reversed automatically: %s.",
+				noun, len(group), note, strings.Join(reasons, "; "))
 		}
 		add(f)
 	}
@@ -176,12 +301,12 @@ func classify(g *group, add func(reconcile.Finding)) {
 // ambiguities lists why a group's duplicates may not be reversed without a
 // person: rule 4 of the spec, plus rows the channel did not complete (no
 // money moved yet, so there is nothing certain to reverse).
-func ambiguities(g *group) []string {
+func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord) []string {
 	var why []string
-	orig := g.rows[0]
+	orig := rows[0]
 	ids := map[string]int{}
 	sameAmount, allSuccess := true, true
-	for _, r := range g.rows {
+	for _, r := range rows {
 		ids[r.ChannelTxnID]++
 		if r.Amount != orig.Amount || r.Currency != orig.Currency {
 			sameAmount = false
@@ -206,7 +331,6 @@ func ambiguities(g *group) []string {
 	if !allSuccess {
 		why = append(why, "not every row is a completed movement")
 	}
-	loc := g.local
 	switch {
 	case loc == nil:
 		why = append(why, "we have no local record")
@@ -298,6 +422,41 @@ func missingChannel(rec reconcile.LocalRecord) reconcile.Finding {
 		Hint: fmt.Sprintf("We recorded %s (%s) on this date, but the channel's file has no row for it.",
 			what, money(rec.Amount, rec.Currency)),
 	}
+}
+
+func pending(rec reconcile.LocalRecord, beforeCutoff, grace time.Duration) reconcile.Finding {
+	f := missingChannel(rec)
+	f.Category = reconcile.Pending
+	f.Hint = fmt.Sprintf("Settled by us %s before the day's cut-off and not in this file: expected in the next day's file (grace window %s).",
+		beforeCutoff.Round(time.Second), grace)
+	return f
+}
+
+// escalated is the missing_channel finding of a pending record that the
+// next day's file did not carry either.
+func escalated(p reconcile.Finding) reconcile.Finding {
+	f := p
+	f.Ref = ""
+	f.Category = reconcile.MissingChannel
+	what := "order " + p.OrderNo
+	if p.Kind == reconcile.KindRefund {
+		what = "refund " + p.RefundNo
+	}
+	f.Hint = fmt.Sprintf("We recorded %s (%s) just before the cut-off on %s; neither that day's file nor this one has a row for it.",
+		what, money(p.LocalAmount, p.LocalCurrency), p.OccurredAt.Format("2006-01-02 15:04"))
+	return f
+}
+
+// vanished is the finding of a reversed duplicate a corrected file no
+// longer carries.
+func vanished(r reconcile.Finding) reconcile.Finding {
+	f := r
+	f.Ref = ""
+	f.Category = reconcile.DuplicateVanished
+	f.AutoReverse = false
+	f.Hint = fmt.Sprintf("An earlier run of this date reversed duplicate %s, but the corrected file no longer has it. The reversal journal stands: decide whether to undo it.",
+		r.ChannelTxnID)
+	return f
 }
 
 func unrecognized(tx reconcile.Transaction) reconcile.Finding {

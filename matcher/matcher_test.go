@@ -1,6 +1,7 @@
 package matcher_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -56,7 +57,7 @@ func localRefund(orderNo, no, status string, amount int64, when string) reconcil
 }
 
 func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.Result {
-	m := matcher.New(day)
+	m := matcher.New(day, matcher.Options{})
 	for _, r := range rows {
 		m.AddRow(r)
 	}
@@ -317,7 +318,7 @@ func TestDuplicateCarriesOriginalAndLocal(t *testing.T) {
 }
 
 func TestKeys(t *testing.T) {
-	m := matcher.New(day)
+	m := matcher.New(day, matcher.Options{})
 	m.AddRow(pay("O2", "T2", 1, "09:00"))
 	m.AddRow(pay("O1", "T1", 1, "09:00"))
 	m.AddRow(refund("O1", "R1", "RT1", 1, "09:00"))
@@ -353,5 +354,147 @@ func TestBatchRowsAreCountedNotMatched(t *testing.T) {
 	}
 	if len(res.Findings) != 0 || res.Counts[reconcile.Matched] != 1 {
 		t.Errorf("findings: got %+v, counts %v; want one match and nothing else", res.Findings, res.Counts)
+	}
+}
+
+func runWith(opts matcher.Options, rows, earlier []reconcile.Transaction, locals []reconcile.LocalRecord, prev ...reconcile.Finding) matcher.Result {
+	m := matcher.New(day, opts)
+	for _, r := range rows {
+		m.AddRow(r)
+	}
+	for _, r := range earlier {
+		m.AddEarlier(r)
+	}
+	for _, l := range locals {
+		m.AddLocal(l)
+	}
+	for _, p := range prev {
+		if p.Category == reconcile.Pending {
+			m.AddPending(p)
+		} else {
+			m.AddReversed(p)
+		}
+	}
+	return m.Result()
+}
+
+// TestMemoryAcrossNights: rule 7. A refund retried the next day after a
+// crash is a duplicate of the earlier day's row; the same channel id again
+// is the same row.
+func TestMemoryAcrossNights(t *testing.T) {
+	yesterdayRefund := refund("O5", "R3", "RT3", 5990, "17:09")
+	yesterdayRefund.OccurredAt = yesterdayRefund.OccurredAt.AddDate(0, 0, -1)
+	local := []reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09")}
+	local[0].SettledAt = local[0].SettledAt.AddDate(0, 0, -1)
+
+	tests := []struct {
+		name  string
+		rows  []reconcile.Transaction
+		local []reconcile.LocalRecord
+		want  []brief
+		hint  string
+	}{
+		{
+			name:  "retried next day under a new id: duplicate, reversed",
+			rows:  []reconcile.Transaction{refund("O5", "R3", "RT4", 5990, "09:00")},
+			local: local,
+			want:  []brief{{reconcile.DuplicateRefund, "RT4R3", true}},
+			hint:  "earlier day's file",
+		},
+		{
+			name:  "the same id again is the same row: matched",
+			rows:  []reconcile.Transaction{refund("O5", "R3", "RT3", 5990, "09:00")},
+			local: local,
+		},
+		{
+			name:  "retried with another amount: for review",
+			rows:  []reconcile.Transaction{refund("O5", "R3", "RT4", 1000, "09:00")},
+			local: local,
+			want:  []brief{{reconcile.DuplicateRefund, "RT4R3", false}},
+			hint:  "different amounts",
+		},
+		{
+			name:  "the same row and a new one: the new one is the duplicate",
+			rows:  []reconcile.Transaction{refund("O5", "R3", "RT3", 5990, "08:00"), refund("O5", "R3", "RT4", 5990, "09:00")},
+			local: local,
+			want:  []brief{{reconcile.DuplicateRefund, "RT4R3", true}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runWith(matcher.Options{}, tt.rows, []reconcile.Transaction{yesterdayRefund}, tt.local)
+			got := briefs(res.Findings)
+			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint %q does not contain %q", res.Findings[0].Hint, tt.hint)
+			}
+			if f := res.Findings; len(f) > 0 && f[0].OriginalTxnID != "RT3" {
+				t.Errorf("original: got %q, want yesterday's RT3", f[0].OriginalTxnID)
+			}
+		})
+	}
+}
+
+// TestCutOff: a record paid at 23:55 and missing from the day's file is
+// pending; the next day's run resolves it when its file has it, and makes
+// it missing_channel when not.
+func TestCutOff(t *testing.T) {
+	grace := matcher.Options{Grace: 30 * time.Minute}
+	late := order("O9", "PAID", 500, "23:55")
+	early := order("O8", "PAID", 500, "23:00")
+	res := runWith(grace, nil, nil, []reconcile.LocalRecord{late, early})
+	got := briefs(res.Findings)
+	want := []brief{{reconcile.MissingChannel, "O8", false}, {reconcile.Pending, "O9", false}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("day D: got %+v, want %+v", got, want)
+	}
+	p := res.Findings[1]
+	if p.NeedsReview() || res.Counts[reconcile.Pending] != 1 {
+		t.Errorf("pending: needs review %v, count %d; want false and 1", p.NeedsReview(), res.Counts[reconcile.Pending])
+	}
+	p.Ref = "run1-0002"
+
+	// D+1: the file has it, settled just after midnight.
+	next := pay("O9", "T9", 500, "00:03")
+	next.OccurredAt = next.OccurredAt.AddDate(0, 0, 1)
+	res = runWith(grace, []reconcile.Transaction{next}, nil, []reconcile.LocalRecord{late}, p)
+	if len(res.Findings) != 0 || fmt.Sprint(res.Resolved) != "[run1-0002]" || res.Counts[reconcile.Matched] != 1 {
+		t.Errorf("D+1 with the row: findings %+v, resolved %v; want none, [run1-0002], one match", res.Findings, res.Resolved)
+	}
+
+	// D+1: the file does not have it.
+	res = runWith(grace, nil, nil, nil, p)
+	if got := briefs(res.Findings); fmt.Sprint(got) != fmt.Sprint([]brief{{reconcile.MissingChannel, "O9", false}}) ||
+		fmt.Sprint(res.Escalated) != "[run1-0002]" {
+		t.Errorf("D+1 without the row: findings %+v, escalated %v", got, res.Escalated)
+	}
+
+	// A record settled after a day's end and matched by that day's file is
+	// not missing from the next day's.
+	seen := order("O7", "PAID", 500, "00:05")
+	seen.SeenBefore = true
+	if res := runWith(grace, nil, nil, []reconcile.LocalRecord{seen}); len(res.Findings) != 0 {
+		t.Errorf("seen before: got %+v, want nothing", res.Findings)
+	}
+}
+
+func TestVanishedDuplicate(t *testing.T) {
+	reversed := reconcile.Finding{Category: reconcile.DuplicateRefund, Kind: reconcile.KindRefund, OrderNo: "O5",
+		RefundNo: "R3", ChannelTxnID: "RT4", ChannelAmount: 5990, Currency: "CNY", AutoReverse: true, HasChannel: true}
+	rows := []reconcile.Transaction{refund("O5", "R3", "RT3", 5990, "17:09")}
+	res := runWith(matcher.Options{}, rows, nil, []reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09")}, reversed)
+	got := briefs(res.Findings)
+	if fmt.Sprint(got) != fmt.Sprint([]brief{{reconcile.DuplicateVanished, "RT4R3", false}}) || !res.Findings[0].NeedsReview() {
+		t.Fatalf("got %+v, want one duplicate_vanished for review", got)
+	}
+	// Still carried: nothing to say.
+	rows = append(rows, refund("O5", "R3", "RT4", 5990, "17:10"))
+	res = runWith(matcher.Options{}, rows, nil, []reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09")}, reversed)
+	for _, f := range res.Findings {
+		if f.Category == reconcile.DuplicateVanished {
+			t.Errorf("duplicate still in the file reported vanished: %+v", f)
+		}
 	}
 }

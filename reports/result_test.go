@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -23,8 +24,9 @@ var shanghai = func() *time.Location {
 	return loc
 }()
 
-// testResult is a run with one finding of every category, in CNY, JPY and
-// KWD, one of them reversed automatically.
+// testResult is a run with one finding of every category, in CNY, JPY, KWD
+// and USD, one of them reversed automatically. Refs follow report order:
+// run-1-0001 (O-100) to run-1-0010 (O-950).
 func testResult(t *testing.T) *reconcile.Result {
 	t.Helper()
 	day, err := reconcile.NewBusinessDay("2026-11-28", shanghai)
@@ -87,11 +89,26 @@ func testResult(t *testing.T) *reconcile.Result {
 			HasChannel:   true, ChannelAmount: 300, Currency: "CNY",
 			OccurredAt: at, RawKind: "REVOKED",
 		},
+		{
+			Category: reconcile.Pending, Kind: reconcile.KindPayment, OrderNo: "O-900",
+			LocalTxnID: "4200000900",
+			HasLocal:   true, LocalAmount: 3000, LocalCurrency: "CNY",
+			OccurredAt: time.Date(2026, 11, 28, 15, 58, 30, 0, time.UTC), // 23:58:30 in Shanghai
+			Hint:       "Paid 90 seconds before the cut-off: expected in the 2026-11-29 file.",
+		},
+		{
+			Category: reconcile.DuplicateVanished, Kind: reconcile.KindPayment, OrderNo: "O-950",
+			ChannelTxnID: "ch_951", OriginalTxnID: "ch_950",
+			HasChannel: true, ChannelAmount: 1500, Currency: "USD",
+			HasLocal: true, LocalAmount: 1500, LocalCurrency: "USD",
+			OccurredAt: at, Hint: "Reversed by run run-0; the corrected file no longer has it.",
+		},
 	}
 	reconcile.SortFindings(findings)
 	counts := map[reconcile.Category]int{reconcile.Matched: 10}
-	for _, f := range findings {
+	for i, f := range findings {
 		counts[f.Category]++
+		findings[i].Ref = fmt.Sprintf("run-1-%04d", i+1)
 	}
 	return &reconcile.Result{
 		Run: reconcile.Run{

@@ -71,7 +71,13 @@ func RunMessage(res *reconcile.Result, top int) Message {
 	var counts []string
 	for _, c := range reconcile.Categories {
 		if n := res.Counts[c]; n > 0 {
-			counts = append(counts, fmt.Sprintf("• %s: %d", c, n))
+			line := fmt.Sprintf("• %s: %d", c, n)
+			if c == reconcile.Pending {
+				// Said here because pending is in neither the review
+				// count nor the money at risk, and a reader would wonder.
+				line += " (waiting for the next day's file)"
+			}
+			counts = append(counts, line)
 		}
 	}
 	if len(counts) == 0 {
@@ -112,9 +118,16 @@ func RunMessage(res *reconcile.Result, top int) Message {
 		}
 	}
 
+	if len(res.StillOpen) > 0 {
+		blocks = append(blocks, stillOpenBlocks(res, top)...)
+	}
+
 	// The fallback shows in notifications and is parsed for mentions too,
 	// so it carries counts and money only, nothing read from the file.
 	text := escapeSlack(head) + fmt.Sprintf(", %d auto reversed", res.AutoReversed())
+	if len(res.StillOpen) > 0 {
+		text += fmt.Sprintf(", %d still open after %s", len(res.StillOpen), daysText(res.StillOpenDays))
+	}
 	if run.Status != reconcile.RunSucceeded && run.Status != "" {
 		text += ", status " + string(run.Status)
 	}
@@ -122,6 +135,90 @@ func RunMessage(res *reconcile.Result, top int) Message {
 		text += "; at risk " + strings.Join(moneyText, ", ")
 	}
 	return Message{Text: text, Blocks: blocks}
+}
+
+// stillOpenBlocks lists the findings of earlier runs still waiting for a
+// decision, the longest waiting first: they are the ones most at risk of
+// being forgotten, and they are in no workbook of tonight's.
+func stillOpenBlocks(res *reconcile.Result, top int) []slack.Block {
+	open := slices.Clone(res.StillOpen)
+	slices.SortStableFunc(open, func(a, b reconcile.Finding) int { return a.OccurredAt.Compare(b.OccurredAt) })
+	top = min(max(top, 0), maxTop)
+	shown := open[:min(top, len(open))]
+	loc := res.Run.Day.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	lines := make([]string, 0, len(shown))
+	for _, f := range shown {
+		parts := []string{"*" + string(f.Category) + "*"}
+		if f.OrderNo != "" {
+			parts = append(parts, "order "+alertValue(f.OrderNo))
+		}
+		if f.RefundNo != "" {
+			parts = append(parts, "refund "+alertValue(f.RefundNo))
+		}
+		cur := findingCurrency(f)
+		parts = append(parts, alertValue(cur)+" "+reconcile.FormatAmount(f.AtRisk(), cur)+" at risk")
+		if !f.OccurredAt.IsZero() {
+			parts = append(parts, "of "+f.OccurredAt.In(loc).Format(time.DateOnly))
+		}
+		if f.Ref != "" {
+			parts = append(parts, "ref "+alertValue(f.Ref))
+		}
+		lines = append(lines, "• "+strings.Join(parts, " · "))
+	}
+	blocks := []slack.Block{slack.NewDividerBlock()}
+	title := fmt.Sprintf("*Still open after %s*", daysText(res.StillOpenDays))
+	for _, text := range chunkLines(title, lines) {
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, nil))
+	}
+	if rest := len(open) - len(shown); rest > 0 {
+		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("and %d more", rest))))
+	}
+	return blocks
+}
+
+func daysText(n int) string { return fmt.Sprintf("%d %s", n, plural(n, "day", "days")) }
+
+// OverdueMessage is the alert that the settlement file of a channel and
+// date has not arrived by its deadline. Nothing has failed yet: the run
+// starts when the file turns up, so the alert says that rather than asking
+// for a re-run.
+func OverdueMessage(channel string, day reconcile.BusinessDay, file string, deadline time.Time) Message {
+	loc := day.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	due := zoned(deadline, loc)
+	if due == "" {
+		due = "(no deadline)"
+	}
+	head := fmt.Sprintf("Settlement file %s %s overdue", clip(channel, valueRunes), dayText(day))
+	name := baseName(file)
+	what := "the settlement file"
+	if name != "" {
+		what += " " + alertValue(name)
+	}
+	body := fmt.Sprintf("*Not arrived:* %s was due by %s. The run will happen when the file arrives.", what, due)
+
+	fields := []*slack.TextBlockObject{
+		field("Channel", alertValue(channel)),
+		field("Business date", dayText(day)),
+		field("Deadline", due),
+	}
+	if name != "" {
+		fields = append(fields, field("File", alertValue(name)))
+	}
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(mrkdwn(body), nil, nil),
+		slack.NewSectionBlock(nil, fields, nil),
+	}
+	return Message{
+		Text:   escapeSlack(head) + ": not arrived by " + due + "; the run will happen when it arrives",
+		Blocks: blocks,
+	}
 }
 
 // FailureMessage is the alert of a run that failed: why, in the error's own
@@ -303,21 +400,34 @@ func clip(s string, n int) string {
 }
 
 // NewBotNotifier posts with a bot token and uploads the workbook beside the
-// message. opts go to slack.New, e.g. slack.OptionAPIURL in tests.
-func NewBotNotifier(token, channel string, opts ...slack.Option) Notifier {
-	return &botNotifier{client: slack.New(token, opts...), channel: channel}
+// message, retrying each Slack call as retry allows. opts go to slack.New,
+// e.g. slack.OptionAPIURL in tests; they should not turn on slack-go's own
+// retries, which would multiply these.
+func NewBotNotifier(token, channel string, retry Retry, opts ...slack.Option) Notifier {
+	return &botNotifier{client: slack.New(token, opts...), channel: channel, retry: retry}
 }
 
 type botNotifier struct {
 	client  *slack.Client
 	channel string
+	retry   Retry
 }
 
+// Notify makes the three upload steps itself rather than through
+// UploadFileContext, so that each is retried on its own and a failure late
+// in the upload never posts the message again.
 func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
-	channelID, _, err := n.client.PostMessageContext(ctx, n.channel,
-		slack.MsgOptionBlocks(msg.Blocks...),
-		slack.MsgOptionText(msg.Text, false),
-	)
+	rt, cancel := n.retry.start(ctx)
+	defer cancel()
+	var channelID string
+	err := rt.do("chat.postMessage", func(ctx context.Context) error {
+		var err error
+		channelID, _, err = n.client.PostMessageContext(ctx, n.channel,
+			slack.MsgOptionBlocks(msg.Blocks...),
+			slack.MsgOptionText(msg.Text, false),
+		)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("post slack alert to %s: %w", n.channel, redactedError{err})
 	}
@@ -334,32 +444,60 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 		channelID = n.channel
 	}
 	name := filepath.Base(attachment)
-	_, err = n.client.UploadFileContext(ctx, slack.UploadFileParameters{
-		File:     attachment,
-		FileSize: int(fi.Size()),
-		Filename: name,
-		Title:    name,
-		Channel:  channelID,
+	fail := func(err error) error {
+		return fmt.Errorf("upload %s to slack %s: %w", name, n.channel, redactedError{err})
+	}
+
+	var upload *slack.GetUploadURLExternalResponse
+	err = rt.do("files.getUploadURLExternal", func(ctx context.Context) error {
+		var err error
+		upload, err = n.client.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{
+			FileName: name,
+			FileSize: int(fi.Size()),
+		})
+		return err
 	})
 	if err != nil {
-		return fmt.Errorf("upload %s to slack %s: %w", name, n.channel, redactedError{err})
+		return fail(err)
+	}
+	// The file is opened afresh on every attempt, so a retry sends it whole.
+	err = rt.do("file upload", func(ctx context.Context) error {
+		return n.client.UploadToURL(ctx, slack.UploadToURLParameters{
+			UploadURL: upload.UploadURL,
+			File:      attachment,
+			Filename:  name,
+		})
+	})
+	if err != nil {
+		return fail(err)
+	}
+	err = rt.do("files.completeUploadExternal", func(ctx context.Context) error {
+		_, err := n.client.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
+			Files:   []slack.FileSummary{{ID: upload.FileID, Title: name}},
+			Channel: channelID,
+		})
+		return err
+	})
+	if err != nil {
+		return fail(err)
 	}
 	return nil
 }
 
-// NewWebhookNotifier posts to an incoming webhook. A webhook cannot carry a
-// file, so the message names the workbook instead; a nil client gets one
-// with a timeout.
-func NewWebhookNotifier(url string, client *http.Client) Notifier {
+// NewWebhookNotifier posts to an incoming webhook, retrying as retry
+// allows. A webhook cannot carry a file, so the message names the workbook
+// instead; a nil client gets one with a timeout.
+func NewWebhookNotifier(url string, client *http.Client, retry Retry) Notifier {
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &webhookNotifier{url: url, client: client}
+	return &webhookNotifier{url: url, client: client, retry: retry}
 }
 
 type webhookNotifier struct {
 	url    string
 	client *http.Client
+	retry  Retry
 }
 
 func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
@@ -371,9 +509,14 @@ func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment st
 		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(note)))
 		text += " (workbook " + alertValue(filepath.Base(attachment)) + ")"
 	}
-	err := slack.PostWebhookCustomHTTPContext(ctx, n.url, n.client, &slack.WebhookMessage{
+	wm := &slack.WebhookMessage{
 		Text:   text,
 		Blocks: &slack.Blocks{BlockSet: blocks},
+	}
+	rt, cancel := n.retry.start(ctx)
+	defer cancel()
+	err := rt.do("webhook post", func(ctx context.Context) error {
+		return slack.PostWebhookCustomHTTPContext(ctx, n.url, n.client, wm)
 	})
 	if err != nil {
 		// The webhook URL is the secret, and net/http quotes it in errors.

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 
@@ -73,7 +74,7 @@ func TestRunMessage(t *testing.T) {
 		if !ok {
 			t.Fatalf("first block: got %T, want a header", msg.Blocks[0])
 		}
-		if got, want := h.Text.Text, "Reconciliation wechatpay 2026-11-28: 7 need review"; got != want {
+		if got, want := h.Text.Text, "Reconciliation wechatpay 2026-11-28: 8 need review"; got != want {
 			t.Errorf("got %q, want %q", got, want)
 		}
 		if !strings.HasPrefix(msg.Text, h.Text.Text) {
@@ -85,8 +86,9 @@ func TestRunMessage(t *testing.T) {
 		for _, want := range []string{
 			"matched: 10", "amount_mismatch: 2", "status_mismatch: 1", "missing_local: 1",
 			"missing_channel: 1", "duplicate_payment: 1", "duplicate_refund: 1", "unrecognized: 1",
-			"*Auto reversed*\n1", "*Needs review*\n7", "*Status*\nSUCCEEDED",
-			"CNY 1388.36", "JPY 5000", "KWD 0.234",
+			"pending: 1 (waiting for the next day's file)", "duplicate_vanished: 1",
+			"*Auto reversed*\n1", "*Needs review*\n8", "*Status*\nSUCCEEDED",
+			"CNY 1388.36", "JPY 5000", "KWD 0.234", "USD 15.00",
 		} {
 			if !strings.Contains(all, want) {
 				t.Errorf("got no %q in\n%s", want, all)
@@ -119,8 +121,8 @@ func TestRunMessage(t *testing.T) {
 		if strings.Contains(all, "order O-200") {
 			t.Errorf("got a fourth item with top 3:\n%s", all)
 		}
-		if !strings.Contains(all, "and 4 more in the workbook") {
-			t.Errorf("got no note of the 4 items left out:\n%s", all)
+		if !strings.Contains(all, "and 5 more in the workbook") {
+			t.Errorf("got no note of the 5 items left out:\n%s", all)
 		}
 	})
 
@@ -160,6 +162,134 @@ func TestRunMessage(t *testing.T) {
 	})
 }
 
+func TestRunMessageStillOpen(t *testing.T) {
+	res := testResult(t)
+	day := func(d int) time.Time { return time.Date(2026, 11, d, 10, 0, 0, 0, time.UTC) }
+	res.StillOpenDays = 3
+	res.StillOpen = []reconcile.Finding{
+		{
+			Ref: "run-b-0002", Category: reconcile.DuplicateRefund, Kind: reconcile.KindRefund,
+			OrderNo: "O-20", RefundNo: "R-20", HasChannel: true, ChannelAmount: 4500, Currency: "CNY",
+			OccurredAt: day(24),
+		},
+		{
+			Ref: "run-a-0001", Category: reconcile.MissingLocal, Kind: reconcile.KindPayment,
+			OrderNo: hostileSlack, HasChannel: true, ChannelAmount: 1999, Currency: "USD",
+			OccurredAt: day(23),
+		},
+		{
+			Ref: "run-c-0007", Category: reconcile.MissingChannel, Kind: reconcile.KindPayment,
+			OrderNo: strings.Repeat("长", 100), HasLocal: true, LocalAmount: 700, LocalCurrency: "JPY",
+			OccurredAt: day(25),
+		},
+	}
+
+	t.Run("oldest first, cut at top", func(t *testing.T) {
+		all := messageTexts(t, reports.RunMessage(res, 2))
+		for _, want := range []string{
+			"*Still open after 3 days*",
+			"• *missing_local* · order &lt;!channel&gt; see &lt;http://evil|click&gt; &amp; pay · USD 19.99 at risk · of 2026-11-23 · ref run-a-0001",
+			"• *duplicate_refund* · order O-20 · refund R-20 · CNY 45.00 at risk · of 2026-11-24 · ref run-b-0002",
+			"and 1 more",
+			"3 still open after 3 days",
+		} {
+			if !strings.Contains(all, want) {
+				t.Errorf("got no %q in\n%s", want, all)
+			}
+		}
+		if a, b := strings.Index(all, "run-a-0001"), strings.Index(all, "run-b-0002"); a > b {
+			t.Errorf("the older run-a-0001 listed after run-b-0002:\n%s", all)
+		}
+		if strings.Contains(all, "run-c-0007") {
+			t.Errorf("got a third still-open item with top 2:\n%s", all)
+		}
+		if strings.Contains(all, "<!channel>") {
+			t.Errorf("got a raw <!channel> in\n%s", all)
+		}
+	})
+
+	t.Run("all shown, long value cut", func(t *testing.T) {
+		all := messageTexts(t, reports.RunMessage(res, 5))
+		if want := "order " + strings.Repeat("长", 60) + "… · JPY 700 at risk · of 2026-11-25 · ref run-c-0007"; !strings.Contains(all, want) {
+			t.Errorf("got no %q in\n%s", want, all)
+		}
+		if strings.Contains(all, "and 1 more\n") || strings.Contains(all, strings.Repeat("长", 61)) {
+			t.Errorf("got a note of more, or the value whole, in\n%s", all)
+		}
+	})
+
+	t.Run("one day", func(t *testing.T) {
+		res := testResult(t)
+		res.StillOpenDays = 1
+		res.StillOpen = res.Findings[:1]
+		all := messageTexts(t, reports.RunMessage(res, 5))
+		if !strings.Contains(all, "*Still open after 1 day*") {
+			t.Errorf("got no singular day in\n%s", all)
+		}
+	})
+
+	t.Run("none still open", func(t *testing.T) {
+		all := messageTexts(t, reports.RunMessage(testResult(t), 5))
+		if strings.Contains(all, "Still open") || strings.Contains(all, "still open") {
+			t.Errorf("got a still-open section with nothing open:\n%s", all)
+		}
+	})
+
+	t.Run("pending not counted as review", func(t *testing.T) {
+		res := testResult(t)
+		all := messageTexts(t, reports.RunMessage(res, 30))
+		if strings.Contains(all, "*pending*") {
+			t.Errorf("a pending finding is listed for review:\n%s", all)
+		}
+	})
+}
+
+func TestOverdueMessage(t *testing.T) {
+	day, err := reconcile.NewBusinessDay("2026-11-28", shanghai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Date(2026, 11, 29, 2, 0, 0, 0, time.UTC) // 10:00 in Shanghai
+	msg := reports.OverdueMessage("wechatpay", day, "/data/in/wechatpay/<!here>&2026-11-28.csv", deadline)
+	all := messageTexts(t, msg)
+
+	h, ok := msg.Blocks[0].(*slack.HeaderBlock)
+	if !ok {
+		t.Fatalf("first block: got %T, want a header", msg.Blocks[0])
+	}
+	if got, want := h.Text.Text, "Settlement file wechatpay 2026-11-28 overdue"; got != want {
+		t.Errorf("header: got %q, want %q", got, want)
+	}
+	for _, want := range []string{
+		"*Not arrived:* the settlement file &lt;!here&gt;&amp;2026-11-28.csv was due by 2026-11-29 10:00:00 +08:00.",
+		"The run will happen when the file arrives.",
+		"*Channel*\nwechatpay", "*Business date*\n2026-11-28", "*Deadline*\n2026-11-29 10:00:00 +08:00",
+		"*File*\n&lt;!here&gt;&amp;2026-11-28.csv",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("got no %q in\n%s", want, all)
+		}
+	}
+	for _, leak := range []string{"/data/in", "<!here>"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("got %q in\n%s", leak, all)
+		}
+	}
+	if want := "Settlement file wechatpay 2026-11-28 overdue: not arrived by 2026-11-29 10:00:00 +08:00; the run will happen when it arrives"; msg.Text != want {
+		t.Errorf("fallback: got %q, want %q", msg.Text, want)
+	}
+
+	t.Run("hostile channel", func(t *testing.T) {
+		all := messageTexts(t, reports.OverdueMessage("<!channel>", day, "", deadline))
+		if strings.Contains(all, "<!channel>") || !strings.Contains(all, "&lt;!channel&gt;") {
+			t.Errorf("channel not escaped in\n%s", all)
+		}
+		if strings.Contains(all, "*File*") {
+			t.Errorf("got a File field with no file in\n%s", all)
+		}
+	})
+}
+
 func TestFailureMessage(t *testing.T) {
 	res := testResult(t)
 	run := res.Run
@@ -188,9 +318,17 @@ func TestFailureMessage(t *testing.T) {
 
 // slackCall is one request the fake Slack received.
 type slackCall struct {
-	path string
-	form map[string]string
-	body []byte // the uploaded file, for the upload URL
+	path   string
+	status int // what the fake answered; 0 when the client gave up first
+	form   map[string]string
+	body   []byte // the uploaded file, for the upload URL
+}
+
+// fakeReply is a failure the fake Slack gives before it answers normally.
+type fakeReply struct {
+	status     int
+	retryAfter string        // the Retry-After header, when set
+	delay      time.Duration // how long to hold the request before answering
 }
 
 // fakeSlack speaks enough of the Slack Web API for a bot to post a
@@ -199,11 +337,13 @@ type fakeSlack struct {
 	*httptest.Server
 	mu       sync.Mutex
 	calls    []slackCall
-	postFail string // when set, chat.postMessage answers with this error
+	postFail string                 // when set, chat.postMessage answers with this error
+	script   map[string][]fakeReply // per path, the failures to give first, in order
+	always   map[string]int         // per path, a status to answer with forever
 }
 
 func newFakeSlack(t *testing.T) *fakeSlack {
-	fs := &fakeSlack{}
+	fs := &fakeSlack{script: map[string][]fakeReply{}, always: map[string]int{}}
 	mux := http.NewServeMux()
 	reply := func(w http.ResponseWriter, v any) {
 		w.Header().Set("Content-Type", "application/json")
@@ -219,8 +359,41 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 		}
 		return m
 	}
+	// failed answers the next scripted failure of the path, if any.
+	failed := func(w http.ResponseWriter, r *http.Request) bool {
+		fs.mu.Lock()
+		status, forever := fs.always[r.URL.Path]
+		var next fakeReply
+		if !forever && len(fs.script[r.URL.Path]) > 0 {
+			next = fs.script[r.URL.Path][0]
+			fs.script[r.URL.Path] = fs.script[r.URL.Path][1:]
+			status = next.status
+		}
+		fs.mu.Unlock()
+		if status == 0 {
+			return false
+		}
+		io.Copy(io.Discard, r.Body)
+		if next.delay > 0 {
+			select {
+			case <-time.After(next.delay):
+			case <-r.Context().Done():
+				fs.record(slackCall{path: r.URL.Path})
+				return true
+			}
+		}
+		if next.retryAfter != "" {
+			w.Header().Set("Retry-After", next.retryAfter)
+		}
+		fs.record(slackCall{path: r.URL.Path, status: status})
+		http.Error(w, http.StatusText(status), status)
+		return true
+	}
 	mux.HandleFunc("POST /chat.postMessage", func(w http.ResponseWriter, r *http.Request) {
-		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		if failed(w, r) {
+			return
+		}
+		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
 		if fs.postFail != "" {
 			reply(w, map[string]any{"ok": false, "error": fs.postFail})
 			return
@@ -228,10 +401,16 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 		reply(w, map[string]any{"ok": true, "channel": "C123", "ts": "1764370800.000100"})
 	})
 	mux.HandleFunc("POST /files.getUploadURLExternal", func(w http.ResponseWriter, r *http.Request) {
-		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		if failed(w, r) {
+			return
+		}
+		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
 		reply(w, map[string]any{"ok": true, "upload_url": fs.URL + "/upload/abc", "file_id": "F123"})
 	})
 	mux.HandleFunc("POST /upload/abc", func(w http.ResponseWriter, r *http.Request) {
+		if failed(w, r) {
+			return
+		}
 		file, _, err := r.FormFile("file")
 		if err != nil {
 			t.Errorf("upload: %v", err)
@@ -243,11 +422,14 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 		if err != nil {
 			t.Errorf("upload: %v", err)
 		}
-		fs.record(slackCall{path: r.URL.Path, body: b})
+		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, body: b})
 		io.WriteString(w, "OK - "+fmt.Sprint(len(b)))
 	})
 	mux.HandleFunc("POST /files.completeUploadExternal", func(w http.ResponseWriter, r *http.Request) {
-		fs.record(slackCall{path: r.URL.Path, form: form(r)})
+		if failed(w, r) {
+			return
+		}
+		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
 		reply(w, map[string]any{"ok": true, "files": []map[string]any{{"id": "F123", "title": "review"}}})
 	})
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -271,6 +453,44 @@ func (fs *fakeSlack) recorded() []slackCall {
 	return slices.Clone(fs.calls)
 }
 
+// count returns how many calls of path were made, and how many of them
+// succeeded.
+func (fs *fakeSlack) count(path string) (calls, ok int) {
+	for _, c := range fs.recorded() {
+		if c.path == path {
+			calls++
+			if c.status == http.StatusOK {
+				ok++
+			}
+		}
+	}
+	return calls, ok
+}
+
+// sleeps records the waits of a notifier and returns at once.
+type sleeps struct {
+	mu sync.Mutex
+	d  []time.Duration
+}
+
+func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.d = append(s.d, d)
+	return ctx.Err()
+}
+
+func (s *sleeps) got() []time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.d)
+}
+
+// noWait is a retry policy for tests that are not about waiting.
+func noWait() reports.Retry {
+	return reports.Retry{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
+}
+
 func TestBotNotifier(t *testing.T) {
 	res := testResult(t)
 	workbook := filepath.Join(t.TempDir(), reports.WorkbookName(res.Run.Channel, res.Run.Day))
@@ -284,7 +504,7 @@ func TestBotNotifier(t *testing.T) {
 
 	t.Run("message then workbook", func(t *testing.T) {
 		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
@@ -303,7 +523,7 @@ func TestBotNotifier(t *testing.T) {
 			t.Errorf("post channel: got %q, want %q", got, want)
 		}
 		blocks := blockTexts(t, []byte(post["blocks"]))
-		for _, s := range []string{"7 need review", "amount_mismatch: 2", "CNY 1388.36", "&lt;!channel&gt;"} {
+		for _, s := range []string{"8 need review", "amount_mismatch: 2", "CNY 1388.36", "&lt;!channel&gt;"} {
 			if !strings.Contains(blocks, s) {
 				t.Errorf("got no %q in the posted blocks\n%s", s, blocks)
 			}
@@ -343,7 +563,7 @@ func TestBotNotifier(t *testing.T) {
 
 	t.Run("no attachment", func(t *testing.T) {
 		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "C123", slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "C123", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), ""); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
@@ -355,7 +575,7 @@ func TestBotNotifier(t *testing.T) {
 	t.Run("slack error", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.postFail = "channel_not_found"
-		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", noWait(), slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook)
 		if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
 			t.Fatalf("got %v, want an error naming channel_not_found", err)
@@ -386,7 +606,7 @@ func TestWebhookNotifier(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client())
+	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), reports.Retry{})
 	workbook := "/var/lib/reconcile/out/review-wechatpay-2026-11-28.xlsx"
 	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
 		t.Fatalf("Notify: %v", err)
@@ -399,7 +619,7 @@ func TestWebhookNotifier(t *testing.T) {
 		t.Fatal(err)
 	}
 	all := got.Text + "\n" + blockTexts(t, blocksJSON)
-	for _, want := range []string{"7 need review", "amount_mismatch: 2", "review-wechatpay-2026-11-28.xlsx", "&lt;!channel&gt;"} {
+	for _, want := range []string{"8 need review", "amount_mismatch: 2", "review-wechatpay-2026-11-28.xlsx", "&lt;!channel&gt;"} {
 		if !strings.Contains(all, want) {
 			t.Errorf("got no %q in\n%s", want, all)
 		}
@@ -412,7 +632,7 @@ func TestWebhookNotifier(t *testing.T) {
 		offline := &http.Client{Transport: roundTripFunc(func(*http.Request) (*http.Response, error) {
 			return nil, errors.New("network is unreachable")
 		})}
-		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", offline)
+		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", offline, noWait())
 		err := n.Notify(context.Background(), reports.RunMessage(res, 5), "")
 		if err == nil {
 			t.Fatal("got no error with the network down")
@@ -436,10 +656,11 @@ func TestPrintNotifier(t *testing.T) {
 	}
 	out := b.String()
 	for _, want := range []string{
-		"Reconciliation wechatpay 2026-11-28: 7 need review\n=====",
-		"Status: SUCCEEDED", "Needs review: 7", "Auto reversed: 1",
+		"Reconciliation wechatpay 2026-11-28: 8 need review\n=====",
+		"Status: SUCCEEDED", "Needs review: 8", "Auto reversed: 1",
 		"Counts\n• matched: 10\n• amount_mismatch: 2",
-		"Money at risk\n• CNY 1388.36\n• JPY 5000\n• KWD 0.234",
+		"• pending: 1 (waiting for the next day's file)\n• duplicate_vanished: 1",
+		"Money at risk\n• CNY 1388.36\n• JPY 5000\n• KWD 0.234\n• USD 15.00",
 		"• missing_channel · order O-400 · JPY 5000 at risk",
 		"(workbook: review-wechatpay-2026-11-28.xlsx)",
 	} {

@@ -12,18 +12,22 @@ import (
 // Summary is the content of summary.json: the machine-readable outcome of
 // one run, for dashboards and for whoever scripts around the job.
 type Summary struct {
-	RunID        string    `json:"run_id"`
-	Channel      string    `json:"channel"`
-	BusinessDate string    `json:"business_date"` // YYYY-MM-DD
-	Status       string    `json:"status"`
-	DryRun       bool      `json:"dry_run"`
-	File         string    `json:"file"`
-	FileSHA256   string    `json:"file_sha256"`
-	StartedAt    time.Time `json:"started_at"`
-	FinishedAt   time.Time `json:"finished_at"`
-	ChannelRows  int       `json:"channel_rows"`
-	BatchRows    int       `json:"batch_rows"` // fee and payout rows: counted, not matched
-	LocalRows    int       `json:"local_rows"`
+	RunID        string `json:"run_id"`
+	Channel      string `json:"channel"`
+	BusinessDate string `json:"business_date"` // YYYY-MM-DD
+	Status       string `json:"status"`
+	DryRun       bool   `json:"dry_run"`
+	// Replay is set by the job when it hands back the result of an earlier
+	// run of the same file instead of running again, so a consumer does
+	// not count the same findings twice.
+	Replay      bool      `json:"replay"`
+	File        string    `json:"file"`
+	FileSHA256  string    `json:"file_sha256"`
+	StartedAt   time.Time `json:"started_at"`
+	FinishedAt  time.Time `json:"finished_at"`
+	ChannelRows int       `json:"channel_rows"`
+	BatchRows   int       `json:"batch_rows"` // fee and payout rows: counted, not matched
+	LocalRows   int       `json:"local_rows"`
 	// Counts has every category, zeros included, so a consumer can tell
 	// "none found" from "not reported".
 	Counts       map[string]int `json:"counts"`

@@ -51,7 +51,7 @@ func TestWriteSummary(t *testing.T) {
 		if !ok {
 			t.Fatalf("money_at_risk: got %T, want an object", got["money_at_risk"])
 		}
-		want := map[string]string{"CNY": "1388.36", "JPY": "5000", "KWD": "0.234"}
+		want := map[string]string{"CNY": "1388.36", "JPY": "5000", "KWD": "0.234", "USD": "15.00"}
 		if len(money) != len(want) {
 			t.Errorf("got %v, want %v", money, want)
 		}
@@ -66,7 +66,7 @@ func TestWriteSummary(t *testing.T) {
 		want := map[string]any{
 			"run_id": "run-1", "channel": "wechatpay", "business_date": "2026-11-28", "status": "SUCCEEDED",
 			"dry_run": false, "file": "/data/in/wechatpay/2026-11-28.csv", "file_sha256": res.Run.FileSHA256,
-			"channel_rows": 17.0, "local_rows": 15.0, "auto_reversed": 1.0, "needs_review": 7.0, "journals": 1.0,
+			"channel_rows": 17.0, "local_rows": 15.0, "auto_reversed": 1.0, "needs_review": 8.0, "replay": false, "journals": 1.0,
 			"workbook": "review-wechatpay-2026-11-28.xlsx",
 			"error":    "earlier attempt: dial postgres://recon:xxxxx@db:5432/recon: refused",
 		}
@@ -80,6 +80,40 @@ func TestWriteSummary(t *testing.T) {
 			g, err := time.Parse(time.RFC3339, s)
 			if err != nil || !g.Equal(w) {
 				t.Errorf("%s: got %q (%v), want %s", k, s, err, w.Format(time.RFC3339))
+			}
+		}
+	})
+
+	t.Run("new categories counted as zeros", func(t *testing.T) {
+		counts, _ := got["counts"].(map[string]any)
+		for _, c := range []string{"pending", "duplicate_vanished"} {
+			if g, ok := counts[c]; !ok || g != 0.0 {
+				t.Errorf("counts[%s]: got %v (present %v), want 0", c, g, ok)
+			}
+		}
+	})
+
+	t.Run("replay", func(t *testing.T) {
+		s := reports.NewSummary(testResult(t), "x.xlsx")
+		if s.Replay {
+			t.Error("NewSummary set replay: only the job knows a result is replayed")
+		}
+		s.Replay = true
+		b, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m map[string]any
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		if m["replay"] != true {
+			t.Errorf("replay: got %#v in %s, want true", m["replay"], b)
+		}
+		counts, _ := m["counts"].(map[string]any)
+		for c, want := range map[string]float64{"pending": 1, "duplicate_vanished": 1} {
+			if counts[c] != want {
+				t.Errorf("counts[%s]: got %v, want %v", c, counts[c], want)
 			}
 		}
 	})

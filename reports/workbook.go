@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -16,18 +17,36 @@ import (
 const (
 	SheetSummary      = "Summary"
 	SheetReview       = "Review"
+	SheetPending      = "Pending"
 	SheetAutoReversed = "Auto-reversed"
 )
 
 // decisions are the choices of the Review sheet's Decision dropdown.
 var decisions = []string{"approve", "reject", "investigate"}
 
+// Review sheet columns that ReadDecisions finds by name, so a person may
+// move or add columns without breaking the read-back.
+const (
+	colFinding  = "Finding"
+	colDecision = "Decision"
+	colReviewer = "Reviewer"
+	colNote     = "Note"
+	colVersion  = "Version"
+)
+
 var reviewHeader = []string{
-	"Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID", "Local Txn ID",
-	"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint", "Decision",
+	colFinding, "Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID", "Local Txn ID",
+	"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint",
+	colDecision, colReviewer, colNote, colVersion,
 }
 
-var reviewWidths = []float64{18, 24, 24, 32, 32, 32, 15, 15, 15, 11, 20, 70, 14}
+var reviewWidths = []float64{32, 18, 24, 24, 32, 32, 32, 15, 15, 15, 11, 20, 70, 14, 18, 40, 9}
+
+var pendingHeader = []string{
+	"Finding", "Order No", "Refund No", "Local Txn ID", "Local Amount", "Currency", "Settled At", "Hint",
+}
+
+var pendingWidths = []float64{32, 24, 24, 32, 15, 10, 20, 70}
 
 var autoHeader = []string{
 	"Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID",
@@ -39,14 +58,16 @@ var autoWidths = []float64{18, 24, 24, 32, 32, 15, 10, 20, 48}
 // categoryDescriptions say in plain words what each category means, for
 // the reader of the Summary sheet who does not know the job's vocabulary.
 var categoryDescriptions = map[reconcile.Category]string{
-	reconcile.Matched:          "The channel and our records agree.",
-	reconcile.AmountMismatch:   "The channel moved a different amount or currency than we recorded.",
-	reconcile.StatusMismatch:   "Same amount, but the channel and our records disagree on whether it went through: often a lost callback, or a crash between calling the channel and recording the result.",
-	reconcile.MissingLocal:     "The channel moved money we have no record of.",
-	reconcile.MissingChannel:   "We recorded a payment or refund that the channel's file does not have.",
-	reconcile.DuplicatePayment: "The channel charged the same order number more than once.",
-	reconcile.DuplicateRefund:  "The channel refunded the same refund number more than once.",
-	reconcile.Unrecognized:     "A row of a kind the job does not know; read it in the settlement file.",
+	reconcile.Matched:           "The channel and our records agree.",
+	reconcile.AmountMismatch:    "The channel moved a different amount or currency than we recorded.",
+	reconcile.StatusMismatch:    "Same amount, but the channel and our records disagree on whether it went through: often a lost callback, or a crash between calling the channel and recording the result.",
+	reconcile.MissingLocal:      "The channel moved money we have no record of.",
+	reconcile.MissingChannel:    "We recorded a payment or refund that the channel's file does not have.",
+	reconcile.DuplicatePayment:  "The channel charged the same order number more than once.",
+	reconcile.DuplicateRefund:   "The channel refunded the same refund number more than once.",
+	reconcile.Unrecognized:      "A row of a kind the job does not know; read it in the settlement file.",
+	reconcile.Pending:           "Settled by us just before the day's cut-off and not in this file: expected in the next day's file; becomes missing_channel if it is not there.",
+	reconcile.DuplicateVanished: "A duplicate an earlier run of this date reversed is not in the corrected file: its journal stands until a person decides.",
 }
 
 // WorkbookName is the file name of the review workbook of a channel and day.
@@ -76,7 +97,7 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result) error {
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
 		return err
 	}
-	for _, name := range []string{SheetReview, SheetAutoReversed} {
+	for _, name := range []string{SheetReview, SheetPending, SheetAutoReversed} {
 		if _, err := f.NewSheet(name); err != nil {
 			return err
 		}
@@ -93,6 +114,9 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result) error {
 		return err
 	}
 	if err := writeReviewSheet(&sheet{f: f, name: SheetReview, st: st}, res, loc); err != nil {
+		return err
+	}
+	if err := writePendingSheet(&sheet{f: f, name: SheetPending, st: st}, res, loc); err != nil {
 		return err
 	}
 	return writeAutoSheet(&sheet{f: f, name: SheetAutoReversed, st: st}, res, loc)
@@ -230,36 +254,44 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 
 func writeReviewSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 	s.header(reviewHeader)
+	versionCol := reviewColumn(colVersion)
 	row := 1
 	for _, f := range res.Findings {
 		if !f.NeedsReview() {
 			continue
 		}
 		row++
-		s.text(1, row, string(f.Category))
-		s.text(2, row, f.OrderNo)
-		s.text(3, row, f.RefundNo)
-		s.text(4, row, f.ChannelTxnID)
-		s.text(5, row, f.OriginalTxnID)
-		s.text(6, row, f.LocalTxnID)
+		s.text(1, row, f.Ref)
+		s.text(2, row, string(f.Category))
+		s.text(3, row, f.OrderNo)
+		s.text(4, row, f.RefundNo)
+		s.text(5, row, f.ChannelTxnID)
+		s.text(6, row, f.OriginalTxnID)
+		s.text(7, row, f.LocalTxnID)
 		if f.HasLocal {
-			s.money(7, row, f.LocalAmount, f.LocalCurrency)
+			s.money(8, row, f.LocalAmount, f.LocalCurrency)
 		}
 		if f.HasChannel {
-			s.money(8, row, f.ChannelAmount, f.Currency)
+			s.money(9, row, f.ChannelAmount, f.Currency)
 		}
 		if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
-			s.money(9, row, f.ChannelAmount-f.LocalAmount, f.Currency)
+			s.money(10, row, f.ChannelAmount-f.LocalAmount, f.Currency)
 		}
-		s.text(10, row, reviewCurrency(f))
-		s.text(11, row, localTime(f.OccurredAt, loc))
-		s.text(12, row, reviewHint(f))
+		s.text(11, row, reviewCurrency(f))
+		s.text(12, row, localTime(f.OccurredAt, loc))
+		s.text(13, row, reviewHint(f))
+		// Decision, Reviewer and Note are left for people. The version
+		// travels with the decision, so one made on a finding that has
+		// moved on since (decided elsewhere, superseded) can be refused
+		// instead of applied blind.
+		s.int(versionCol, row, findingVersion)
 	}
 	// The dropdown covers the data rows; with none it still covers the
 	// first, so the sheet looks the same every night.
 	last := max(row, 2)
+	decisionCol := s.colName(reviewColumn(colDecision))
 	dv := excelize.NewDataValidation(true)
-	dv.Sqref = fmt.Sprintf("M2:M%d", last)
+	dv.Sqref = fmt.Sprintf("%s2:%s%d", decisionCol, decisionCol, last)
 	if err := dv.SetDropList(decisions); err != nil {
 		return err
 	}
@@ -268,6 +300,35 @@ func writeReviewSheet(s *sheet, res *reconcile.Result, loc *time.Location) error
 		s.err = s.f.AddDataValidation(s.name, dv)
 	}
 	s.finish(len(reviewHeader), row, reviewWidths)
+	return s.err
+}
+
+// findingVersion is the version a finding has when a run writes it.
+const findingVersion = 0
+
+// reviewColumn is the 1-based column of a Review sheet header.
+func reviewColumn(name string) int { return slices.Index(reviewHeader, name) + 1 }
+
+func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
+	s.header(pendingHeader)
+	row := 1
+	for _, f := range res.Findings {
+		if f.Category != reconcile.Pending {
+			continue
+		}
+		row++
+		s.text(1, row, f.Ref)
+		s.text(2, row, f.OrderNo)
+		s.text(3, row, f.RefundNo)
+		s.text(4, row, f.LocalTxnID)
+		if f.HasLocal {
+			s.money(5, row, f.LocalAmount, f.LocalCurrency)
+		}
+		s.text(6, row, findingCurrency(f))
+		s.text(7, row, localTime(f.OccurredAt, loc))
+		s.text(8, row, f.Hint)
+	}
+	s.finish(len(pendingHeader), row, pendingWidths)
 	return s.err
 }
 
@@ -496,14 +557,18 @@ func (s *sheet) header(names []string) {
 	s.style(1, 1, len(names), 1, s.st.header)
 }
 
+func (s *sheet) colName(col int) string {
+	name, err := excelize.ColumnNumberToName(col)
+	if err != nil && s.err == nil {
+		s.err = err
+	}
+	return name
+}
+
 func (s *sheet) widths(ws []float64) {
 	for i, w := range ws {
+		col := s.colName(i + 1)
 		if s.err != nil {
-			return
-		}
-		col, err := excelize.ColumnNumberToName(i + 1)
-		if err != nil {
-			s.err = err
 			return
 		}
 		s.err = s.f.SetColWidth(s.name, col, col, w)

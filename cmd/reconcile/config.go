@@ -19,7 +19,13 @@ type Config struct {
 	// DatabaseURLEnv names the variable with the DSN (default RECONCILE_DATABASE_URL).
 	DatabaseURLEnv string          `json:"database_url_env"`
 	OutDir         string          `json:"out_dir"` // default "out"
-	Schedule       ScheduleConfig  `json:"schedule"`
+	// Lease is how long a run holds its channel and date without renewing
+	// (default 15m): what a stuck or cut-off holder can cost.
+	Lease Duration `json:"lease"`
+	// StillOpenDays: a finding open longer is listed again in the alert
+	// (default 3).
+	StillOpenDays int            `json:"still_open_days"`
+	Schedule      ScheduleConfig `json:"schedule"`
 	Slack          SlackConfig     `json:"slack"`
 	Channels       []ChannelConfig `json:"channels"`
 }
@@ -28,6 +34,9 @@ type Config struct {
 type ScheduleConfig struct {
 	Spec     string `json:"spec"`      // cron spec, default "0 3 * * *"
 	TimeZone string `json:"time_zone"` // IANA name the spec is read in, default UTC
+	// LookbackDays: each tick looks this many business dates back for
+	// files not yet reconciled (default 7), so a missed night catches up.
+	LookbackDays int `json:"lookback_days"`
 }
 
 // SlackConfig names where alerts go. With a token and a channel the alert is
@@ -40,6 +49,10 @@ type SlackConfig struct {
 	WebhookEnv string `json:"webhook_env"` // default SLACK_WEBHOOK_URL
 	// Top is how many items needing review the alert lists (default 5).
 	Top int `json:"top"`
+	// RetryAttempts and RetryBudget bound the retries of one Slack call
+	// (defaults 5 and 2m).
+	RetryAttempts int      `json:"retry_attempts"`
+	RetryBudget   Duration `json:"retry_budget"`
 }
 
 // ChannelConfig is one payment channel.
@@ -59,6 +72,54 @@ type ChannelConfig struct {
 	RefundMetadataKey string `json:"refund_metadata_key,omitempty"`
 	// Mapping says which column of a "mapped" CSV is which field.
 	Mapping *channelfeed.Mapping `json:"mapping,omitempty"`
+	// Grace is the cut-off window (default 30m): a record settled this
+	// close to the end of day D and missing from D's file is pending, and
+	// D+1's run looks for it.
+	Grace *Duration `json:"grace,omitempty"`
+	// Deadline is how long after the end of day D its file may take to
+	// arrive (default 14h: 14:00 on D+1). A file still absent then is
+	// alerted, once.
+	Deadline Duration `json:"deadline,omitempty"`
+}
+
+// Duration is a time.Duration written as "30m", "14h" in the config.
+type Duration time.Duration
+
+// UnmarshalJSON reads a Go duration string.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	var s string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return fmt.Errorf("a duration is a string such as \"30m\" or \"14h\": %w", err)
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	if v < 0 {
+		return fmt.Errorf("duration %q is negative", s)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
+
+// grace is the channel's cut-off window.
+func (ch ChannelConfig) grace() time.Duration {
+	if ch.Grace == nil {
+		return 30 * time.Minute
+	}
+	return time.Duration(*ch.Grace)
+}
+
+// deadline is when the channel's file for day is overdue.
+func (ch ChannelConfig) deadline(dayEnd time.Time) time.Time {
+	d := time.Duration(ch.Deadline)
+	if d == 0 {
+		d = 14 * time.Hour
+	}
+	return dayEnd.Add(d)
 }
 
 // feed returns the channel's parser settings.
@@ -97,6 +158,15 @@ func (c *Config) applyDefaults() {
 	}
 	if c.Slack.Top == 0 {
 		c.Slack.Top = 5
+	}
+	if c.Lease == 0 {
+		c.Lease = Duration(15 * time.Minute)
+	}
+	if c.StillOpenDays == 0 {
+		c.StillOpenDays = 3
+	}
+	if c.Schedule.LookbackDays == 0 {
+		c.Schedule.LookbackDays = 7
 	}
 	for i := range c.Channels {
 		if c.Channels[i].TimeZone == "" {
@@ -145,6 +215,12 @@ func (c *Config) validate() error {
 	}
 	if _, err := cron.ParseStandard(c.Schedule.Spec); err != nil {
 		errs = append(errs, fmt.Errorf("schedule.spec %q: %w", c.Schedule.Spec, err))
+	}
+	if c.Schedule.LookbackDays < 1 || c.Schedule.LookbackDays > 92 {
+		errs = append(errs, fmt.Errorf("schedule.lookback_days %d: want 1 to 92", c.Schedule.LookbackDays))
+	}
+	if time.Duration(c.Lease) < 30*time.Second {
+		errs = append(errs, fmt.Errorf("lease %s: want at least 30s", time.Duration(c.Lease)))
 	}
 	seen := map[string]bool{}
 	for i, ch := range c.Channels {

@@ -68,7 +68,8 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 	if err := os.MkdirAll(inbox, 0o755); err != nil {
 		return err
 	}
-	job := &Job{DB: db, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
+	job := a.newJob(cfg, nil)
+	job.DB = db
 	type done struct {
 		spec RunSpec
 		res  *reconcile.Result
@@ -93,6 +94,7 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 			File:    bill,
 			Day:     day,
 			OutDir:  filepath.Join(*out, fixtures.Date, ch.Name),
+			Grace:   30 * time.Minute,
 		}
 		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
 		res, err := job.Run(ctx, spec)

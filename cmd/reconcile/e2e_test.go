@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,7 +18,9 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/xuri/excelize/v2"
 
+	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
+	"reconcile/reports"
 )
 
 // fakeSlack speaks just enough of the Slack Web API for an alert: a post
@@ -26,7 +30,11 @@ type fakeSlack struct {
 	mu       sync.Mutex
 	calls    []string
 	posted   string // chat.postMessage's blocks
+	posts    int    // chat.postMessage calls that succeeded
 	uploaded []byte
+	// fail lists the answers to give chat.postMessage before a success:
+	// an HTTP status, 429 with Retry-After: 1.
+	fail []int
 }
 
 func newFakeSlack(t *testing.T) *fakeSlack {
@@ -39,8 +47,19 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 		w.Header().Set("Content-Type", "application/json")
 		switch path {
 		case "chat.postMessage":
+			if len(f.fail) > 0 {
+				code := f.fail[0]
+				f.fail = f.fail[1:]
+				if code == http.StatusTooManyRequests {
+					w.Header().Set("Retry-After", "1")
+				}
+				w.WriteHeader(code)
+				io.WriteString(w, `{"ok":false,"error":"fake_failure"}`)
+				return
+			}
 			r.ParseForm()
 			f.posted = r.Form.Get("blocks")
+			f.posts++
 			io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1.2"}`)
 		case "files.getUploadURLExternal":
 			io.WriteString(w, `{"ok":true,"upload_url":"`+f.srv.URL+`/upload/abc","file_id":"F123"}`)
@@ -104,7 +123,7 @@ func TestWorkbookOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Auto-reversed"; got != want {
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Pending,Auto-reversed"; got != want {
 		t.Errorf("sheets: got %s, want %s", got, want)
 	}
 	rows, err := f.GetRows("Review")
@@ -170,29 +189,61 @@ func TestDemoInProcess(t *testing.T) {
 	}
 }
 
-func TestSchedulerDue(t *testing.T) {
+// TestSchedulerCatchesUp: with an injected clock, two nights missed by
+// downtime are caught up in one tick, in date order; files not there are
+// waited for, and alerted once past their deadline; the next tick redoes
+// nothing.
+func TestSchedulerCatchesUp(t *testing.T) {
+	db, dsn := ledgertest.DB(t)
+	inbox := t.TempDir()
+	for _, date := range []string{"2026-11-26", "2026-11-27"} {
+		os.WriteFile(filepath.Join(inbox, "shop-"+date+".csv"), []byte(
+			"type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"+
+				"payment,O-"+date+",,T-"+date+",1.00,USD,"+date+"T10:00:00Z\n"), 0o644)
+	}
 	cfg := DefaultConfig()
-	cfg.Channels = []ChannelConfig{
-		{Name: "wechatpay", Format: "wechatpay", Path: "/in/wx/{yyyymmdd}.csv", TimeZone: "Asia/Shanghai"},
-		{Name: "stripe", Format: "csv", Path: "/in/stripe/{date}.csv", TimeZone: "America/Los_Angeles"},
+	cfg.OutDir = t.TempDir()
+	cfg.Schedule.LookbackDays = 4
+	cfg.Channels = []ChannelConfig{{Name: "shop", Format: "csv", TimeZone: "UTC",
+		Path: filepath.Join(inbox, "shop-{date}.csv"), Deadline: Duration(14 * time.Hour)}}
+	ledgerDB, err := ledger.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
 	}
-	// 03:00 on 29 November in Shanghai is still the 28th in Los Angeles.
-	now := time.Date(2026, 11, 28, 19, 0, 0, 0, time.UTC)
-	s := &Scheduler{Config: cfg, Now: func() time.Time { return now }}
-	due := s.Due()
-	if len(due) != 2 {
-		t.Fatalf("due: got %d runs, want 2", len(due))
-	}
-	tests := []struct{ channel, date, file string }{
-		{"wechatpay", "2026-11-28", "/in/wx/20261128.csv"},
-		{"stripe", "2026-11-27", "/in/stripe/2026-11-27.csv"},
-	}
-	for i, tt := range tests {
-		got := due[i]
-		if got.Channel != tt.channel || got.Day.String() != tt.date || got.File != tt.file {
-			t.Errorf("run %d: got %s %s %s, want %s %s %s", i, got.Channel, got.Day, got.File, tt.channel, tt.date, tt.file)
+	defer ledgerDB.Close()
+	var out, log bytes.Buffer
+	now := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) // past 14:00: the 27th's deadline
+	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Now: func() time.Time { return now }, Log: &log}
+	s := &Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: &log}
+
+	s.Tick(context.Background())
+	var got []string
+	for _, line := range strings.Split(log.String(), "\n") {
+		if strings.HasSuffix(line, "need review") {
+			got = append(got, strings.Fields(line)[2])
 		}
 	}
+	if want := "[2026-11-26 2026-11-27]"; fmt.Sprint(got) != want {
+		t.Errorf("runs done: got %v, want %s in that order\n%s", got, want, log.String())
+	}
+	var succeeded int
+	db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM runs WHERE status = 'SUCCEEDED'`).Scan(&succeeded)
+	if succeeded != 2 {
+		t.Errorf("succeeded runs: got %d, want 2", succeeded)
+	}
+	// The 24th and 25th never came: one alert each, past their deadlines.
+	if n := strings.Count(out.String(), "Not arrived"); n != 2 {
+		t.Errorf("overdue alerts: got %d, want 2\n%s", n, out.String())
+	}
+
+	out.Reset()
+	s.Tick(context.Background())
+	var n int
+	db.Pool().QueryRow(context.Background(), `SELECT count(*) FROM runs`).Scan(&n)
+	if n != 2 || strings.Contains(out.String(), "Not arrived") {
+		t.Errorf("second tick: %d runs (want 2), output:\n%s", n, out.String())
+	}
+	t.Logf("figures: 2 missed nights caught up in one tick in date order; 2 overdue files alerted once; second tick did nothing")
 }
 
 func TestScheduleTickAndStop(t *testing.T) {
@@ -200,7 +251,7 @@ func TestScheduleTickAndStop(t *testing.T) {
 	dir := t.TempDir()
 	cfg := map[string]any{
 		"out_dir":  filepath.Join(dir, "out"),
-		"schedule": map[string]string{"spec": "@every 1s", "time_zone": "Asia/Shanghai"},
+		"schedule": map[string]any{"spec": "@every 1s", "time_zone": "Asia/Shanghai", "lookback_days": 1},
 		"channels": []map[string]string{{"name": "wechatpay", "format": "wechatpay", "path": bill, "time_zone": "Asia/Shanghai"}},
 	}
 	b, _ := json.Marshal(cfg)

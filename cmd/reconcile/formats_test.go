@@ -70,7 +70,7 @@ func TestMappedFormatEndToEnd(t *testing.T) {
 	db, dsn := dbWith(t, `INSERT INTO orders (order_no, amount_minor, currency, status, channel, paid_at) VALUES
 		('M1', 4990, 'EUR', 'PAID', 'acmepay', '2026-11-28 09:15:00+01'),
 		('M2', 12000, 'EUR', 'PAID', 'acmepay', '2026-11-28 10:02:00+01'),
-		('M3', 700, 'EUR', 'PAID', 'acmepay', '2026-11-28 23:30:00+01');
+		('M3', 700, 'EUR', 'PAID', 'acmepay', '2026-11-28 21:30:00+01');
 		INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, refunded_at) VALUES
 		('R1', 'M2', 12000, 'EUR', 'SUCCEEDED', 'acmepay', '2026-11-28 12:00:00+01')`)
 	file := filepath.Join(t.TempDir(), "acmepay.csv")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,11 @@ type RunSpec struct {
 	Day     reconcile.BusinessDay
 	OutDir  string
 	DryRun  bool
+	// Force re-evaluates a file whose run already succeeded, instead of
+	// returning that run's result.
+	Force bool
+	// Grace is the cut-off window of the channel (see matcher.Options).
+	Grace time.Duration
 	// Feed carries the channel's parser settings (Stripe metadata keys, a
 	// column mapping); its Location is the business day's.
 	Feed channelfeed.Options
@@ -38,17 +44,47 @@ func (s RunSpec) Parse() channelfeed.Options {
 }
 
 // Job runs reconciliations: parse, load, match, persist, report, alert.
+//
+// A run is keyed by its channel, business date and the SHA-256 of its
+// file. Runs of one channel and date take turns on a lock that dies with
+// the process holding it; the run record's lease, renewed while the run
+// works, lets a successor stop a holder that is stuck or cut off. The same
+// file again returns the first run's result; a new file supersedes it.
 type Job struct {
 	DB       *ledger.DB // nil only when the database could not be opened
 	Notifier reports.Notifier
 	Now      func() time.Time
 	Log      io.Writer // progress and warnings, one line each
 	Top      int       // items needing review listed in the alert
+	// Lease is how long a run holds its channel and date without renewing
+	// (default 15 minutes); LockPoll how often a waiting run looks again.
+	Lease    time.Duration
+	LockPoll time.Duration
+	// StillOpenDays: findings open longer than this are listed again in
+	// the alert (default 3; negative: never).
+	StillOpenDays int
+}
+
+const alertHold = 10 * time.Minute // how long a claim on sending an alert lasts
+
+func (j *Job) lease() time.Duration {
+	if j.Lease > 0 {
+		return j.Lease
+	}
+	return 15 * time.Minute
+}
+
+func (j *Job) lockPoll() time.Duration {
+	if j.LockPoll > 0 {
+		return j.LockPoll
+	}
+	return time.Second
 }
 
 // Run reconciles one spec. A nil error means the run completed, whatever
-// it found. On failure the run is recorded as FAILED (unless dry), a
-// summary.json says why, and one failure alert is sent.
+// it found, or that the file's run had completed before (res.Replay). On
+// failure the run is recorded as FAILED (unless dry), a summary.json says
+// why, and one failure alert is sent.
 func (j *Job) Run(ctx context.Context, spec RunSpec) (*reconcile.Result, error) {
 	run := j.newRun(spec)
 	res, err := j.run(ctx, &run, spec)
@@ -76,19 +112,99 @@ func (j *Job) newRun(spec RunSpec) reconcile.Run {
 		Format:    spec.Format,
 		File:      spec.File,
 		DryRun:    spec.DryRun,
+		Forced:    spec.Force,
 		Status:    reconcile.RunRunning,
 		StartedAt: j.Now(),
 	}
 }
 
+// notStartedError marks a failure before the run record was written: there
+// is no record to mark FAILED or to remember the alert by.
+type notStartedError struct{ err error }
+
+func (e *notStartedError) Error() string { return e.err.Error() }
+func (e *notStartedError) Unwrap() error { return e.err }
+
+func notStarted(err error) error { return &notStartedError{err} }
+
 func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*reconcile.Result, error) {
-	if !spec.DryRun {
-		if err := j.DB.StartRun(ctx, *run); err != nil {
-			return nil, err
-		}
+	sha, err := channelfeed.Fingerprint(spec.File)
+	if err != nil {
+		return nil, notStarted(err)
+	}
+	run.FileSHA256 = sha
+	if spec.DryRun {
+		return j.evaluate(ctx, ctx, run, spec, func() {})
 	}
 
-	m := matcher.New(spec.Day)
+	lock, err := j.DB.LockRun(ctx, spec.Channel, spec.Day, j.lockPoll())
+	if err != nil {
+		return nil, notStarted(err)
+	}
+	defer lock.Release()
+
+	if !spec.Force {
+		prev, err := j.DB.LatestSuccess(ctx, spec.Channel, spec.Day)
+		switch {
+		case err == nil && prev.Run.FileSHA256 == sha:
+			return j.replay(ctx, prev, spec)
+		case err != nil && !errors.Is(err, reconcile.ErrNotFound):
+			return nil, notStarted(err)
+		}
+	}
+	// Holding the lock, a run of this date still RUNNING has no process.
+	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day); err != nil {
+		return nil, notStarted(err)
+	} else if n > 0 {
+		fmt.Fprintf(j.Log, "%s %s: %d run(s) left RUNNING by a stopped process recorded as FAILED\n", spec.Channel, spec.Day, n)
+	}
+	if err := j.DB.StartRun(ctx, *run, ledger.Lease{Holder: lock, For: j.lease()}); err != nil {
+		return nil, notStarted(err)
+	}
+
+	// The lease is renewed while the run works; if it cannot be (the
+	// connection is gone, or a successor took over), the run stops before
+	// it could commit over its successor.
+	workCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	beat, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		t := time.NewTicker(j.lease() / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				if err := lock.Renew(beat, run.ID, j.lease()); err != nil && beat.Err() == nil {
+					stop(fmt.Errorf("lost the run's lease: %w", err))
+					return
+				}
+			}
+		}
+	}()
+	committed := func() {
+		stopBeat()
+		<-beating
+		lock.Release()
+	}
+	defer committed()
+	res, err := j.evaluate(ctx, workCtx, run, spec, committed)
+	if err != nil && res == nil && context.Cause(workCtx) != nil && ctx.Err() == nil {
+		err = context.Cause(workCtx)
+	}
+	return res, err
+}
+
+// evaluate does the work of a run: parse, load, match, and, unless dry,
+// commit and alert. The work up to the commit happens under workCtx, which
+// ends if the run loses its lease; committed is called right after the
+// commit; what follows it (reports, the alert) happens under ctx.
+func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec RunSpec, committed func()) (*reconcile.Result, error) {
+	ctx, outer := workCtx, ctx
+	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace})
 	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
 		m.AddRow(tx)
 		return nil
@@ -96,16 +212,41 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	if err != nil {
 		return nil, err
 	}
-	run.FileSHA256 = info.SHA256
+	if info.SHA256 != run.FileSHA256 {
+		return nil, fmt.Errorf("settlement file %s changed while it was being read: run again once it is complete", spec.File)
+	}
 
 	orders, refunds := m.Keys()
+	if err := j.DB.EarlierRows(ctx, spec.Channel, spec.Day, orders, refunds, func(tx reconcile.Transaction) error {
+		m.AddEarlier(tx)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
 	if _, err := j.DB.LoadLocal(ctx, spec.Channel, spec.Day, orders, refunds, func(r reconcile.LocalRecord) error {
 		m.AddLocal(r)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	pending, err := j.DB.PendingBefore(ctx, spec.Channel, spec.Day)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range pending {
+		m.AddPending(p)
+	}
+	reversed, err := j.DB.ReversedOnDate(ctx, spec.Channel, spec.Day)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range reversed {
+		m.AddReversed(f)
+	}
 	mres := m.Result()
+	for i := range mres.Findings {
+		mres.Findings[i].Ref = fmt.Sprintf("%s-%04d", run.ID, i+1)
+	}
 
 	run.Status = reconcile.RunSucceeded
 	run.FinishedAt = j.Now()
@@ -118,45 +259,206 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		Findings:    mres.Findings,
 		Journals:    compensate.Plan(spec.Channel, mres.Findings),
 	}
-	if !spec.DryRun {
-		posted, err := j.DB.CompleteRun(ctx, res)
-		if err != nil {
+	if j.StillOpenDays >= 0 {
+		days := j.StillOpenDays
+		if days == 0 {
+			days = 3
+		}
+		if res.StillOpen, err = j.DB.StillOpen(ctx, spec.Channel, j.Now().AddDate(0, 0, -days), 50); err != nil {
 			return nil, err
 		}
-		fmt.Fprintf(j.Log, "run %s: %d findings, %d reversal journals (%d new)\n",
-			run.ID, len(res.Findings), len(res.Journals), posted)
+		res.StillOpenDays = days
 	}
 
-	workbook, err := j.writeReports(spec.OutDir, res)
+	// The reports are made before the commit and kept with the run, so the
+	// same file again gets exactly them back.
+	name := reports.WorkbookName(spec.Channel, spec.Day)
+	summary, workbook, err := renderReports(res, name)
 	if err != nil {
+		return nil, fmt.Errorf("write reports: %w", err)
+	}
+	if spec.DryRun {
+		if err := writeReports(spec.OutDir, summary, name, workbook); err != nil {
+			return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
+		}
+		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
+	}
+
+	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
+		Result: res, Rows: m.Rows(), Resolved: mres.Resolved, Escalated: mres.Escalated,
+		Summary: summary, WorkbookName: name, Workbook: workbook,
+	})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(j.Log, "run %s: %d findings, %d reversal journals (%d new)\n",
+		run.ID, len(res.Findings), len(res.Journals), posted)
+	committed()
+	ctx = outer
+
+	if err := writeReports(spec.OutDir, summary, name, workbook); err != nil {
 		// The run's outcome is committed; a report that cannot be written
 		// is reported, not a reason to pretend the run failed.
 		return res, fmt.Errorf("run %s succeeded, but writing its reports failed: %w", run.ID, err)
 	}
-	if err := j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), workbook); err != nil {
-		return res, fmt.Errorf("run %s succeeded, but its alert was not sent: %w", run.ID, err)
+	if err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name)); err != nil {
+		return res, fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
+			run.ID, run.ID, err)
 	}
 	return res, nil
 }
 
-func (j *Job) writeReports(dir string, res *reconcile.Result) (workbook string, err error) {
+// replay returns an earlier run's result for the same file: its reports,
+// marked as a replay, written to the out directory, and no second alert.
+func (j *Job) replay(ctx context.Context, prev ledger.StoredRun, spec RunSpec) (*reconcile.Result, error) {
+	summary := prev.Summary
+	var doc map[string]any
+	if err := json.Unmarshal(summary, &doc); err == nil {
+		doc["replay"] = true
+		if b, err := json.MarshalIndent(doc, "", "  "); err == nil {
+			summary = append(b, '\n')
+		}
+	}
+	name := prev.WorkbookName
+	if name == "" {
+		name = reports.WorkbookName(spec.Channel, spec.Day)
+	}
+	res, err := j.DB.LoadResult(ctx, prev.Run.ID)
+	if err != nil {
+		return nil, notStarted(err)
+	}
+	res.Replay = true
+	fmt.Fprintf(j.Log, "%s %s: this file was reconciled by run %s; its result is returned again (--force re-evaluates)\n",
+		spec.Channel, spec.Day, prev.Run.ID)
+	if err := writeReports(spec.OutDir, summary, name, prev.Workbook); err != nil {
+		return res, fmt.Errorf("run %s: writing its reports again failed: %w", prev.Run.ID, err)
+	}
+	return res, nil
+}
+
+// alert sends a run's alert unless it was sent before or is being sent by
+// another process, and records the outcome on the run.
+func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, attachment string) error {
+	claimed, err := j.DB.ClaimAlert(ctx, runID, alertHold)
+	if err != nil || !claimed {
+		return err
+	}
+	sendErr := j.Notifier.Notify(ctx, msg, attachment)
+	// Recorded even when ctx is cancelled: the claim must not sit there.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := j.DB.AlertDone(rctx, runID, sendErr); err != nil && sendErr == nil {
+		return err
+	}
+	return sendErr
+}
+
+// Resend sends the alert of a finished run whose alert was not sent. It
+// reports whether it sent one: false when it had been sent already.
+func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
+	stored, err := j.DB.StoredRun(ctx, runID)
+	if err != nil {
+		return false, err
+	}
+	if stored.AlertSent {
+		return false, nil
+	}
+	var msg reports.Message
+	attachment := ""
+	switch stored.Run.Status {
+	case reconcile.RunSucceeded:
+		res, err := j.DB.LoadResult(ctx, runID)
+		if err != nil {
+			return false, err
+		}
+		msg = reports.RunMessage(res, j.Top)
+		if len(stored.Workbook) > 0 {
+			dir, err := os.MkdirTemp("", "reconcile-alert-")
+			if err != nil {
+				return false, err
+			}
+			defer os.RemoveAll(dir)
+			attachment = filepath.Join(dir, stored.WorkbookName)
+			if err := os.WriteFile(attachment, stored.Workbook, 0o644); err != nil {
+				return false, err
+			}
+		}
+	case reconcile.RunFailed:
+		msg = reports.FailureMessage(stored.Run, errors.New(stored.Run.Error))
+	default:
+		return false, fmt.Errorf("run %s is still %s: nothing to alert yet", runID, stored.Run.Status)
+	}
+	claimed, err := j.DB.ClaimAlert(ctx, runID, alertHold)
+	if err != nil || !claimed {
+		return false, err
+	}
+	sendErr := j.Notifier.Notify(ctx, msg, attachment)
+	if err := j.DB.AlertDone(ctx, runID, sendErr); err != nil && sendErr == nil {
+		return false, err
+	}
+	return sendErr == nil, sendErr
+}
+
+// renderReports makes the run's summary.json and workbook in memory.
+func renderReports(res *reconcile.Result, workbookName string) (summary, workbook []byte, err error) {
+	dir, err := os.MkdirTemp("", "reconcile-reports-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, workbookName)
+	if err := reports.WriteWorkbook(path, res); err != nil {
+		return nil, nil, err
+	}
+	if workbook, err = os.ReadFile(path); err != nil {
+		return nil, nil, err
+	}
+	spath := filepath.Join(dir, "summary.json")
+	s := reports.NewSummary(res, workbookName)
+	s.Replay = res.Replay
+	if err := reports.WriteSummary(spath, s); err != nil {
+		return nil, nil, err
+	}
+	if summary, err = os.ReadFile(spath); err != nil {
+		return nil, nil, err
+	}
+	return summary, workbook, nil
+}
+
+// writeReports puts a run's reports in its out directory.
+func writeReports(dir string, summary []byte, workbookName string, workbook []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
+		return err
 	}
-	name := reports.WorkbookName(res.Run.Channel, res.Run.Day)
-	workbook = filepath.Join(dir, name)
-	if err := reports.WriteWorkbook(workbook, res); err != nil {
-		return "", err
+	if len(workbook) > 0 {
+		if err := writeFileAtomic(filepath.Join(dir, workbookName), workbook); err != nil {
+			return err
+		}
 	}
-	if err := reports.WriteSummary(filepath.Join(dir, "summary.json"), reports.NewSummary(res, name)); err != nil {
-		return "", err
+	return writeFileAtomic(filepath.Join(dir, "summary.json"), summary)
+}
+
+func writeFileAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
 	}
-	return workbook, nil
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
 }
 
 // fail records a failed run, writes a summary.json that says why, and
-// sends the failure alert.
+// sends the failure alert once.
 func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause error) {
+	var ns *notStartedError
+	started := !errors.As(cause, &ns)
 	run.Status = reconcile.RunFailed
 	run.FinishedAt = j.Now()
 	run.Error = reports.RedactSecrets(cause.Error())
@@ -164,9 +466,13 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	// signal: a short budget of its own, still tied to ctx's values.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if !spec.DryRun && j.DB != nil && run.ID != "" {
-		if err := j.DB.FailRun(wctx, run.ID, run.FinishedAt, run.Error); err != nil && !errors.Is(err, reconcile.ErrNotFound) {
-			fmt.Fprintf(j.Log, "warning: could not record run %s as failed: %s\n", run.ID, reports.RedactSecrets(err.Error()))
+	recorded := false
+	if started && !spec.DryRun && j.DB != nil {
+		if err := j.DB.FailRun(wctx, run.ID, run.FinishedAt, run.Error); err != nil {
+			fmt.Fprintf(j.Log, "warning: could not record run %s as failed (the next run will): %s\n",
+				run.ID, reports.RedactSecrets(err.Error()))
+		} else {
+			recorded = true
 		}
 	}
 	if spec.OutDir != "" {
@@ -182,7 +488,16 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 			}
 		}
 	}
-	if err := j.Notifier.Notify(wctx, reports.FailureMessage(*run, errors.New(run.Error)), ""); err != nil {
+	msg := reports.FailureMessage(*run, errors.New(run.Error))
+	var err error
+	if recorded {
+		err = j.alert(wctx, run.ID, msg, "")
+	} else {
+		// No run record to remember the alert by (the database is away, or
+		// the run never started): say it now.
+		err = j.Notifier.Notify(wctx, msg, "")
+	}
+	if err != nil {
 		fmt.Fprintf(j.Log, "warning: failure alert not sent: %s\n", reports.RedactSecrets(err.Error()))
 	}
 }

@@ -40,9 +40,11 @@ type App struct {
 	Stdout, Stderr io.Writer
 	Getenv         func(string) string
 	Now            func() time.Time
-	// SlackOptions and HTTPClient let tests point Slack at a fake server.
+	// SlackOptions and HTTPClient let tests point Slack at a fake server;
+	// Sleep, when set, replaces the waits between Slack retries.
 	SlackOptions []slack.Option
 	HTTPClient   *http.Client
+	Sleep        func(context.Context, time.Duration) error
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -64,6 +66,8 @@ var commands = []struct {
 	{"migrate", "create or upgrade the database schema"},
 	{"schedule", "run as a daemon, reconciling yesterday at the configured time"},
 	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL"},
+	{"review", "import the decisions written in a review workbook"},
+	{"alert", "send a run's alert that could not be sent"},
 	{"help", "show this help, or a command's"},
 }
 
@@ -75,6 +79,8 @@ Usage:
   reconcile migrate [--dsn DSN]
   reconcile schedule [--config FILE]
   reconcile demo [--out DIR]
+  reconcile review import FILE.xlsx [--reviewer NAME]
+  reconcile alert --resend RUN_ID
   reconcile help [COMMAND]
 
 Commands:
@@ -129,6 +135,10 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return a.scheduleCmd(ctx, rest)
 	case "demo":
 		return a.demoCmd(ctx, rest)
+	case "review":
+		return a.reviewCmd(ctx, rest)
+	case "alert":
+		return a.alertCmd(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return a.dispatch(ctx, []string{rest[0], "-h"})

@@ -100,6 +100,7 @@ type summaryFile struct {
 	ChannelRows  int            `json:"channel_rows"`
 	LocalRows    int            `json:"local_rows"`
 	Counts       map[string]int `json:"counts"`
+	Replay       bool           `json:"replay"`
 	AutoReversed int            `json:"auto_reversed"`
 	NeedsReview  int            `json:"needs_review"`
 	Error        string         `json:"error"`
@@ -122,6 +123,7 @@ func readSummary(t *testing.T, dir string) summaryFile {
 var wantCounts = map[string]int{
 	"matched": 13, "amount_mismatch": 1, "status_mismatch": 1, "missing_local": 1,
 	"missing_channel": 1, "duplicate_payment": 2, "duplicate_refund": 1, "unrecognized": 1,
+	"pending": 0, "duplicate_vanished": 0,
 }
 
 func checkCounts(t *testing.T, got map[string]int) {
@@ -178,12 +180,35 @@ func TestRunTwiceSameDate(t *testing.T) {
 		}
 	}
 
+	// The same file again: the first run's result, marked as a replay,
+	// nothing redone, no second alert.
 	if code := c.run(t, runArgs(dsn, bill, out2)...); code != ExitOK {
 		t.Fatalf("second run: exit %d, stderr:\n%s", code, c.errb)
 	}
-	s2 := readSummary(t, out2)
-	if s2.RunID == s1.RunID {
-		t.Errorf("second run reused run id %s", s1.RunID)
+	replayed := readSummary(t, out2)
+	if replayed.RunID != s1.RunID || !replayed.Replay {
+		t.Errorf("same file again: got run %s replay=%v, want run %s as a replay", replayed.RunID, replayed.Replay, s1.RunID)
+	}
+	if strings.Contains(c.out.String(), "Reconciliation wechatpay") {
+		t.Errorf("a replay sent a second alert:\n%s", c.out)
+	}
+	if _, err := os.Stat(filepath.Join(out2, "review-wechatpay-2026-11-28.xlsx")); err != nil {
+		t.Errorf("replay wrote no workbook: %v", err)
+	}
+	var runs int
+	db.Pool().QueryRow(ctx, `SELECT count(*) FROM runs`).Scan(&runs)
+	if runs != 1 {
+		t.Errorf("runs after a replay: got %d, want 1", runs)
+	}
+
+	// --force re-evaluates: a new run, the same findings, no journal twice.
+	out3 := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out3, "--force")...); code != ExitOK {
+		t.Fatalf("forced run: exit %d, stderr:\n%s", code, c.errb)
+	}
+	s2 := readSummary(t, out3)
+	if s2.RunID == s1.RunID || s2.Replay {
+		t.Errorf("forced run: got run %s replay=%v, want a new run", s2.RunID, s2.Replay)
 	}
 	checkCounts(t, s2.Counts)
 	f1, err := db.Findings(ctx, s1.RunID)

@@ -14,16 +14,21 @@ import (
 )
 
 const runSynopsis = `reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [--format FORMAT]
-         [--tz ZONE] [--dsn DSN] [--out DIR] [--dry-run] [--config FILE]
+         [--tz ZONE] [--dsn DSN] [--out DIR] [--dry-run] [--force] [--config FILE]
 
 Reconciles one business date. Without --channel, every channel in the config,
 each file found through the channel's path template. --file needs --channel.
 --dry-run computes and reports everything (workbook, summary.json, the alert
-printed, not sent) and writes nothing to the database.`
+printed, not sent) and writes nothing to the database.
+
+A file whose run already succeeded is not reconciled again: the first run's
+summary.json (marked "replay") and workbook are written to the out directory,
+and no second alert is sent. --force re-evaluates it. A different file for
+the same date makes a new run that supersedes the earlier one.`
 
 type runFlags struct {
 	date, channel, file, format, tz, dsn, out, config string
-	dryRun                                            bool
+	dryRun, force                                     bool
 }
 
 func (a *App) runCmd(ctx context.Context, args []string) error {
@@ -37,6 +42,7 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default: out/<date>/<channel>)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "compute and report, write nothing to the database")
+	fs.BoolVar(&f.force, "force", false, "re-evaluate a file whose run already succeeded, instead of returning that run's result")
 	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -60,7 +66,7 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 		return usagef("run", "no database: pass --dsn or set %s (or try 'reconcile demo')", cfg.DatabaseURLEnv)
 	}
 
-	job := &Job{Notifier: a.notifier(cfg, f.dryRun), Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top}
+	job := a.newJob(cfg, a.notifier(cfg, f.dryRun))
 	db, err := ledger.Open(ctx, dsn)
 	if err != nil {
 		for _, s := range specs {
@@ -83,8 +89,12 @@ func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec) error {
 			failed = append(failed, fmt.Errorf("%s %s: %w", s.Channel, s.Day, err))
 			continue
 		}
-		fmt.Fprintf(a.Stdout, "%s %s: %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
-			s.Channel, s.Day, res.ChannelRows, res.NeedsReview(), res.AutoReversed(), s.OutDir)
+		replay := ""
+		if res.Replay {
+			replay = fmt.Sprintf(" (the result of run %s, which reconciled this file before)", res.Run.ID)
+		}
+		fmt.Fprintf(a.Stdout, "%s %s: %d rows, %d findings need review, %d reversed automatically; reports in %s%s\n",
+			s.Channel, s.Day, res.ChannelRows, res.NeedsReview(), res.AutoReversed(), s.OutDir, replay)
 	}
 	if len(failed) == 1 {
 		return failed[0]
@@ -149,9 +159,16 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 		} else if len(channels) > 1 {
 			out = filepath.Join(out, ch.Name)
 		}
-		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out, DryRun: f.dryRun, Feed: ch.feed()})
+		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out,
+			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed()})
 	}
 	return specs, nil
+}
+
+// newJob returns a job configured by cfg, without its database.
+func (a *App) newJob(cfg Config, n reports.Notifier) *Job {
+	return &Job{Notifier: n, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top,
+		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays}
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot
@@ -165,11 +182,12 @@ func (a *App) notifier(cfg Config, dryRun bool) reports.Notifier {
 	if channel == "" {
 		channel = a.Getenv(cfg.Slack.ChannelEnv)
 	}
+	retry := reports.Retry{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
 	if token != "" && channel != "" {
-		return reports.NewBotNotifier(token, channel, a.SlackOptions...)
+		return reports.NewBotNotifier(token, channel, retry, a.SlackOptions...)
 	}
 	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
-		return reports.NewWebhookNotifier(url, a.HTTPClient)
+		return reports.NewWebhookNotifier(url, a.HTTPClient, retry)
 	}
 	return reports.NewPrintNotifier(a.Stdout)
 }

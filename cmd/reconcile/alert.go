@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"reconcile/ledger"
+)
+
+const alertSynopsis = `reconcile alert --resend RUN_ID [--dsn DSN] [--config FILE]
+
+Sends the alert of a finished run whose alert could not be sent (Slack was
+down, the token was wrong). A run whose alert was sent is not alerted again:
+the command says so and exits 0. 'reconcile schedule' also sends such alerts
+again on each tick.`
+
+func (a *App) alertCmd(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("alert", alertSynopsis)
+	resend := fs.String("resend", "", "`RUN_ID` whose alert to send")
+	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	config := fs.String("config", "", "config `FILE` (JSON)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *resend == "" {
+		return usagef("alert", "--resend RUN_ID is required")
+	}
+	cfg, err := LoadConfig(*config)
+	if err != nil {
+		return usagef("alert", "%s", err)
+	}
+	if *dsn == "" {
+		*dsn = a.Getenv(cfg.DatabaseURLEnv)
+	}
+	if *dsn == "" {
+		return usagef("alert", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
+	}
+	db, err := ledger.Open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	job := a.newJob(cfg, a.notifier(cfg, false))
+	job.DB = db
+	sent, err := job.Resend(ctx, *resend)
+	if err != nil {
+		return fmt.Errorf("alert of run %s: %w", *resend, err)
+	}
+	if !sent {
+		fmt.Fprintf(a.Stdout, "run %s: its alert was sent already; not sent twice\n", *resend)
+		return nil
+	}
+	fmt.Fprintf(a.Stdout, "run %s: alert sent\n", *resend)
+	return nil
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/slack-go/slack"
+)
+
+// slackCLI is a CLI whose alerts go to the fake, with the waits between
+// retries recorded instead of slept.
+func slackCLI(fake *fakeSlack) (*cli, *[]time.Duration) {
+	c := newCLI(map[string]string{"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_CHANNEL": "#recon"})
+	c.app.SlackOptions = []slack.Option{slack.OptionAPIURL(fake.srv.URL + "/")}
+	var mu sync.Mutex
+	var slept []time.Duration
+	c.app.Sleep = func(ctx context.Context, d time.Duration) error {
+		mu.Lock()
+		defer mu.Unlock()
+		slept = append(slept, d)
+		return ctx.Err()
+	}
+	return c, &slept
+}
+
+// TestAlertArrivesOnce: Slack answers 500 twice and 429 with Retry-After
+// once; the alert arrives, once.
+func TestAlertArrivesOnce(t *testing.T) {
+	_, dsn, bill := setup(t)
+	fake := newFakeSlack(t)
+	fake.fail = []int{http.StatusInternalServerError, http.StatusInternalServerError, http.StatusTooManyRequests}
+	c, slept := slackCLI(fake)
+	if code := c.run(t, runArgs(dsn, bill, t.TempDir())...); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, c.errb)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.posts != 1 {
+		t.Errorf("messages posted: got %d, want 1", fake.posts)
+	}
+	attempts := strings.Count(strings.Join(fake.calls, " "), "chat.postMessage")
+	if attempts != 4 || len(*slept) != 3 {
+		t.Errorf("attempts %d, waits %v; want 4 attempts and 3 waits", attempts, *slept)
+	}
+	if len(*slept) == 3 && (*slept)[2] < time.Second {
+		t.Errorf("wait after 429: got %s, want at least Retry-After (1s)", (*slept)[2])
+	}
+	t.Logf("figures: 4 attempts (500, 500, 429, 200), waits %v, 1 message delivered", *slept)
+}
+
+// TestFailedAlertIsResentOnce: an alert that could not be sent is recorded
+// as not sent; `reconcile alert --resend` sends it; a second resend does
+// not send it again.
+func TestFailedAlertIsResentOnce(t *testing.T) {
+	db, dsn, bill := setup(t)
+	fake := newFakeSlack(t)
+	fake.fail = []int{503, 503, 503, 503, 503} // the default budget: 5 attempts
+	c, _ := slackCLI(fake)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitFailed {
+		t.Fatalf("exit %d, want %d (the alert was not sent)\n%s", code, ExitFailed, c.errb)
+	}
+	if !strings.Contains(c.errb.String(), "alert --resend") {
+		t.Errorf("the error does not say how to resend:\n%s", c.errb)
+	}
+	runID := readSummary(t, out).RunID
+	var status string
+	var sent bool
+	db.Pool().QueryRow(context.Background(), `SELECT status, alert_sent_at IS NOT NULL FROM runs WHERE id = $1`, runID).Scan(&status, &sent)
+	if status != "SUCCEEDED" || sent {
+		t.Fatalf("run: got %s sent=%v, want SUCCEEDED and not sent", status, sent)
+	}
+
+	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK {
+		t.Fatalf("resend: exit %d\n%s", code, c.errb)
+	}
+	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK || !strings.Contains(c.out.String(), "not sent twice") {
+		t.Fatalf("second resend: exit %d\n%s%s", code, c.out, c.errb)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.posts != 1 || len(fake.uploaded) == 0 {
+		t.Errorf("delivered: %d messages, %d workbook bytes; want 1 message with the workbook", fake.posts, len(fake.uploaded))
+	}
+}

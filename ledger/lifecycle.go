@@ -1,0 +1,236 @@
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"reconcile"
+)
+
+// settlePending records what this run found of earlier pending findings.
+func settlePending(ctx context.Context, tx pgx.Tx, runID string, resolved, escalated []string) error {
+	for _, s := range []struct {
+		state string
+		refs  []string
+	}{{reconcile.StateResolved, resolved}, {reconcile.StateEscalated, escalated}} {
+		if len(s.refs) == 0 {
+			continue
+		}
+		if _, err := tx.Exec(ctx, `
+UPDATE findings SET state = $1, settled_by = $2, version = version + 1
+ WHERE ref = ANY($3::text[]) AND category = 'pending'`, s.state, runID, s.refs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// supersede marks the earlier successful runs of the run's channel and date
+// as replaced by it. Their findings still waiting for a person are
+// superseded too: the new run's findings are the ones to work on. Decisions
+// already taken, and journals already posted, stay as they are.
+func supersede(ctx context.Context, tx pgx.Tx, run reconcile.Run) error {
+	rows, err := tx.Query(ctx, `
+UPDATE runs SET superseded_by = $1
+ WHERE channel = $2 AND business_date = $3 AND status = 'SUCCEEDED'
+   AND superseded_by IS NULL AND id <> $1
+RETURNING id`, run.ID, run.Channel, dateOf(run.Day))
+	if err != nil {
+		return err
+	}
+	var ids []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+UPDATE findings SET state = 'SUPERSEDED', version = version + 1
+ WHERE run_id = ANY($1::text[]) AND state = 'OPEN'`, ids)
+	return err
+}
+
+// rememberRows replaces the remembered rows of the run's channel and date
+// with the rows of this run's file.
+func rememberRows(ctx context.Context, tx pgx.Tx, run reconcile.Run, rows []reconcile.Transaction) error {
+	date := dateOf(run.Day)
+	if _, err := tx.Exec(ctx, `DELETE FROM settled_rows WHERE channel = $1 AND business_date = $2`,
+		run.Channel, date); err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	// A file may carry one channel id twice for a key (the matcher sends
+	// that to review); the memory needs it once. COPY cannot skip
+	// conflicts, so the rows go through a temporary table.
+	if _, err := tx.Exec(ctx, `
+CREATE TEMP TABLE settled_rows_in (LIKE settled_rows INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
+		return err
+	}
+	i := -1
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		i++
+		if i >= len(rows) {
+			return nil, nil
+		}
+		r := rows[i]
+		return []any{run.Channel, date, string(r.Kind), r.Key(), r.ChannelTxnID, nullString(r.OrderNo),
+			r.Amount, r.Currency, string(r.Status), r.OccurredAt, run.ID}, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"settled_rows_in"}, []string{"channel", "business_date",
+		"kind", "key", "channel_txn_id", "order_no", "amount", "currency", "status", "occurred_at", "run_id"}, src); err != nil {
+		return err
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO settled_rows SELECT * FROM settled_rows_in ON CONFLICT DO NOTHING`)
+	return err
+}
+
+// StoredRun is a finished run as the database keeps it.
+type StoredRun struct {
+	Run          reconcile.Run
+	Summary      []byte // summary.json as written
+	WorkbookName string
+	Workbook     []byte
+	AlertSent    bool
+}
+
+// LatestSuccess returns the newest successful run of channel and day that
+// no later run superseded, or reconcile.ErrNotFound.
+func (db *DB) LatestSuccess(ctx context.Context, channel string, day reconcile.BusinessDay) (StoredRun, error) {
+	var id string
+	err := db.pool.QueryRow(ctx, `
+SELECT id FROM runs
+ WHERE channel = $1 AND business_date = $2 AND status = 'SUCCEEDED' AND superseded_by IS NULL
+ ORDER BY finished_at DESC LIMIT 1`, channel, dateOf(day)).Scan(&id)
+	if err != nil {
+		return StoredRun{}, fmt.Errorf("latest run of %s %s: %w", channel, day, interpretError(err))
+	}
+	return db.StoredRun(ctx, id)
+}
+
+// StoredRun returns a run with its reports, or reconcile.ErrNotFound.
+func (db *DB) StoredRun(ctx context.Context, id string) (StoredRun, error) {
+	run, err := db.GetRun(ctx, id)
+	if err != nil {
+		return StoredRun{}, err
+	}
+	s := StoredRun{Run: run}
+	var summary *string
+	var name *string
+	var sent *time.Time
+	if err := db.pool.QueryRow(ctx, `SELECT summary::text, workbook_name, workbook, alert_sent_at FROM runs WHERE id = $1`, id).
+		Scan(&summary, &name, &s.Workbook, &sent); err != nil {
+		return StoredRun{}, fmt.Errorf("get run %s: %w", id, interpretError(err))
+	}
+	if summary != nil {
+		s.Summary = []byte(*summary)
+	}
+	if name != nil {
+		s.WorkbookName = *name
+	}
+	s.AlertSent = sent != nil
+	return s, nil
+}
+
+// ClaimAlert takes the right to send a run's alert for hold. It is false
+// when the alert was sent already, or another process holds the claim:
+// no run is ever alerted twice.
+func (db *DB) ClaimAlert(ctx context.Context, runID string, hold time.Duration) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `
+UPDATE runs SET alert_claimed_until = now() + $2::interval, alert_attempts = alert_attempts + 1
+ WHERE id = $1 AND alert_sent_at IS NULL
+   AND (alert_claimed_until IS NULL OR alert_claimed_until < now())`, runID, hold.String())
+	if err != nil {
+		return false, fmt.Errorf("claim alert of run %s: %w", runID, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// AlertDone records how sending a claimed alert went: sent, or the error
+// that a later tick or `reconcile alert --resend` retries after.
+func (db *DB) AlertDone(ctx context.Context, runID string, sendErr error) error {
+	var err error
+	if sendErr == nil {
+		_, err = db.pool.Exec(ctx, `
+UPDATE runs SET alert_sent_at = now(), alert_error = NULL, alert_claimed_until = NULL WHERE id = $1`, runID)
+	} else {
+		_, err = db.pool.Exec(ctx, `
+UPDATE runs SET alert_error = $2, alert_claimed_until = NULL WHERE id = $1`, runID, sendErr.Error())
+	}
+	if err != nil {
+		return fmt.Errorf("record alert of run %s: %w", runID, interpretError(err))
+	}
+	return nil
+}
+
+// AlertsDue lists the finished runs started since then whose alert has not
+// been sent, oldest first.
+func (db *DB) AlertsDue(ctx context.Context, since time.Time) ([]string, error) {
+	rows, err := db.pool.Query(ctx, `
+SELECT id FROM runs
+ WHERE alert_sent_at IS NULL AND status <> 'RUNNING' AND started_at >= $1
+ ORDER BY started_at`, since)
+	if err != nil {
+		return nil, fmt.Errorf("alerts due: %w", interpretError(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("alerts due: %w", interpretError(err))
+	}
+	return ids, nil
+}
+
+// ClaimOverdue records that the missing file of channel and day has been
+// alerted. It is true only for the first caller: one alert per channel
+// and date, however many ticks and replicas notice.
+func (db *DB) ClaimOverdue(ctx context.Context, channel string, day reconcile.BusinessDay) (bool, error) {
+	tag, err := db.pool.Exec(ctx, `
+INSERT INTO overdue_alerts (channel, business_date) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
+		channel, dateOf(day))
+	if err != nil {
+		return false, fmt.Errorf("claim overdue alert of %s %s: %w", channel, day, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// HasSuccess reports whether a run of channel and day succeeded on a file
+// with this SHA-256 and was not superseded.
+func (db *DB) HasSuccess(ctx context.Context, channel string, day reconcile.BusinessDay, sha string) (bool, error) {
+	var ok bool
+	err := db.pool.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM runs
+ WHERE channel = $1 AND business_date = $2 AND file_sha256 = $3
+   AND status = 'SUCCEEDED' AND superseded_by IS NULL)`, channel, dateOf(day), sha).Scan(&ok)
+	if err != nil {
+		return false, fmt.Errorf("runs of %s %s: %w", channel, day, interpretError(err))
+	}
+	return ok, nil
+}
+
+// countsOf reads a run's counts column.
+func countsOf(raw []byte) (map[reconcile.Category]int, error) {
+	out := map[reconcile.Category]int{}
+	if len(raw) == 0 {
+		return out, nil
+	}
+	var m map[string]int
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range m {
+		out[reconcile.Category(k)] = v
+	}
+	return out, nil
+}

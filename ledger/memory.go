@@ -1,0 +1,171 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"reconcile"
+)
+
+// EarlierRows streams the remembered rows of channel, from files of
+// business dates before day, whose keys are among orderKeys (payments) and
+// refundKeys (refunds): what the matcher needs to recognise a duplicate
+// across nights.
+func (db *DB) EarlierRows(ctx context.Context, channel string, day reconcile.BusinessDay,
+	orderKeys, refundKeys []string, fn func(reconcile.Transaction) error) error {
+	if orderKeys == nil {
+		orderKeys = []string{}
+	}
+	if refundKeys == nil {
+		refundKeys = []string{}
+	}
+	rows, err := db.pool.Query(ctx, `
+SELECT kind, key, coalesce(order_no, ''), channel_txn_id, amount, currency, status, occurred_at
+  FROM settled_rows
+ WHERE channel = $1 AND business_date < $2
+   AND ((kind = 'payment' AND key = ANY($3::text[])) OR (kind = 'refund' AND key = ANY($4::text[])))`,
+		channel, dateOf(day), orderKeys, refundKeys)
+	if err != nil {
+		return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var t reconcile.Transaction
+		var kind, key, status string
+		if err := rows.Scan(&kind, &key, &t.OrderNo, &t.ChannelTxnID, &t.Amount, &t.Currency, &status, &t.OccurredAt); err != nil {
+			return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+		}
+		t.Kind, t.Status = reconcile.Kind(kind), reconcile.TxnStatus(status)
+		if t.Kind == reconcile.KindRefund {
+			t.RefundNo = key
+		} else {
+			t.OrderNo = key
+		}
+		if err := fn(t); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+	}
+	return nil
+}
+
+// findingSelect reads findings with everything a report shows of them.
+const findingSelect = `
+SELECT f.ref, f.category, f.kind, coalesce(f.order_no, ''), coalesce(f.refund_no, ''),
+       coalesce(f.channel_txn_id, ''), coalesce(f.original_txn_id, ''), coalesce(f.local_txn_id, ''),
+       f.channel_amount, coalesce(f.currency, ''), f.local_amount, coalesce(f.local_currency, ''),
+       coalesce(f.channel_status, ''), coalesce(f.local_status, ''), coalesce(f.idem_status, ''),
+       f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse
+  FROM findings f`
+
+func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) ([]reconcile.Finding, error) {
+	rows, err := db.pool.Query(ctx, findingSelect+" "+sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	defer rows.Close()
+	var out []reconcile.Finding
+	for rows.Next() {
+		var (
+			f                          reconcile.Finding
+			ref                        *string
+			category, kind, chStatus   string
+			channelAmount, localAmount *int64
+			occurredAt                 *time.Time
+		)
+		if err := rows.Scan(&ref, &category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
+			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
+			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
+			&f.RawKind, &f.Hint, &f.AutoReverse); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+		}
+		if ref != nil {
+			f.Ref = *ref
+		}
+		f.Category, f.Kind, f.ChannelStatus = reconcile.Category(category), reconcile.Kind(kind), reconcile.TxnStatus(chStatus)
+		if channelAmount != nil {
+			f.HasChannel, f.ChannelAmount = true, *channelAmount
+		}
+		if localAmount != nil {
+			f.HasLocal, f.LocalAmount = true, *localAmount
+		}
+		if occurredAt != nil {
+			f.OccurredAt = *occurredAt
+		}
+		out = append(out, f)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+	}
+	return out, nil
+}
+
+// PendingBefore returns the pending findings of channel from dates before
+// day that this date's run must settle: those still OPEN, and those a
+// superseded earlier run of this same date settled (it is being redone).
+func (db *DB) PendingBefore(ctx context.Context, channel string, day reconcile.BusinessDay) ([]reconcile.Finding, error) {
+	return db.queryFindings(ctx, "pending findings of "+channel, `
+ WHERE f.channel = $1 AND f.category = 'pending' AND f.business_date < $2
+   AND (f.state = 'OPEN'
+        OR (f.state IN ('RESOLVED', 'ESCALATED') AND f.settled_by IN (
+              SELECT id FROM runs WHERE channel = $1 AND business_date = $2)))
+ ORDER BY f.id`, channel, dateOf(day))
+}
+
+// ReversedOnDate returns the findings of the current successful run of
+// channel and day that carry a reversal journal: a corrected file must
+// still carry their duplicates.
+func (db *DB) ReversedOnDate(ctx context.Context, channel string, day reconcile.BusinessDay) ([]reconcile.Finding, error) {
+	return db.queryFindings(ctx, "reversed findings of "+channel, `
+  JOIN runs r ON r.id = f.run_id
+ WHERE r.channel = $1 AND r.business_date = $2 AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+   AND f.journal_key IS NOT NULL
+ ORDER BY f.id`, channel, dateOf(day))
+}
+
+// StillOpen returns findings of channel that have waited for a decision
+// since before the given time, oldest first, at most limit of them.
+func (db *DB) StillOpen(ctx context.Context, channel string, before time.Time, limit int) ([]reconcile.Finding, error) {
+	return db.queryFindings(ctx, "open findings of "+channel, `
+ WHERE f.channel = $1 AND f.state = 'OPEN' AND f.category NOT IN ('pending', 'matched')
+   AND f.created_at < $2
+ ORDER BY f.created_at, f.id LIMIT $3`, channel, before, limit)
+}
+
+// RunFindings returns every finding of a run, in the order written.
+func (db *DB) RunFindings(ctx context.Context, runID string) ([]reconcile.Finding, error) {
+	return db.queryFindings(ctx, "findings of run "+runID, `WHERE f.run_id = $1 ORDER BY f.id`, runID)
+}
+
+// LoadResult rebuilds what a finished run found, for an alert sent again.
+func (db *DB) LoadResult(ctx context.Context, runID string) (*reconcile.Result, error) {
+	run, err := db.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	res := &reconcile.Result{Run: run}
+	var counts []byte
+	var channelRows, localRows, batchRows *int
+	if err := db.pool.QueryRow(ctx, `SELECT counts::text::bytea, channel_rows, local_rows, batch_rows FROM runs WHERE id = $1`, runID).
+		Scan(&counts, &channelRows, &localRows, &batchRows); err != nil {
+		return nil, fmt.Errorf("load run %s: %w", runID, interpretError(err))
+	}
+	if res.Counts, err = countsOf(counts); err != nil {
+		return nil, fmt.Errorf("load run %s: counts: %w", runID, err)
+	}
+	for _, p := range []struct {
+		dst *int
+		src *int
+	}{{&res.ChannelRows, channelRows}, {&res.LocalRows, localRows}, {&res.BatchRows, batchRows}} {
+		if p.src != nil {
+			*p.dst = *p.src
+		}
+	}
+	if res.Findings, err = db.RunFindings(ctx, runID); err != nil {
+		return nil, err
+	}
+	return res, nil
+}

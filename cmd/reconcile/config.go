@@ -17,17 +17,17 @@ import (
 // are never in the file: it names the environment variables holding them.
 type Config struct {
 	// DatabaseURLEnv names the variable with the DSN (default RECONCILE_DATABASE_URL).
-	DatabaseURLEnv string          `json:"database_url_env"`
-	OutDir         string          `json:"out_dir"` // default "out"
+	DatabaseURLEnv string `json:"database_url_env"`
+	OutDir         string `json:"out_dir"` // default "out"
 	// Lease is how long a run holds its channel and date without renewing
 	// (default 15m): what a stuck or cut-off holder can cost.
 	Lease Duration `json:"lease"`
 	// StillOpenDays: a finding open longer is listed again in the alert
 	// (default 3).
-	StillOpenDays int            `json:"still_open_days"`
-	Schedule      ScheduleConfig `json:"schedule"`
-	Slack          SlackConfig     `json:"slack"`
-	Channels       []ChannelConfig `json:"channels"`
+	StillOpenDays int             `json:"still_open_days"`
+	Schedule      ScheduleConfig  `json:"schedule"`
+	Slack         SlackConfig     `json:"slack"`
+	Channels      []ChannelConfig `json:"channels"`
 }
 
 // ScheduleConfig says when `reconcile schedule` ticks.

@@ -143,6 +143,12 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	}
 	defer lock.Release()
 
+	// Holding the lock, a run of this date still RUNNING has no process.
+	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day); err != nil {
+		return nil, notStarted(err)
+	} else if n > 0 {
+		fmt.Fprintf(j.Log, "%s %s: %d run(s) left RUNNING by a stopped process recorded as FAILED\n", spec.Channel, spec.Day, n)
+	}
 	if !spec.Force {
 		prev, err := j.DB.LatestSuccess(ctx, spec.Channel, spec.Day)
 		switch {
@@ -151,12 +157,6 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		case err != nil && !errors.Is(err, reconcile.ErrNotFound):
 			return nil, notStarted(err)
 		}
-	}
-	// Holding the lock, a run of this date still RUNNING has no process.
-	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day); err != nil {
-		return nil, notStarted(err)
-	} else if n > 0 {
-		fmt.Fprintf(j.Log, "%s %s: %d run(s) left RUNNING by a stopped process recorded as FAILED\n", spec.Channel, spec.Day, n)
 	}
 	if err := j.DB.StartRun(ctx, *run, ledger.Lease{Holder: lock, For: j.lease()}); err != nil {
 		return nil, notStarted(err)

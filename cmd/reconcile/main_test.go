@@ -18,7 +18,15 @@ import (
 	"reconcile/ledger/ledgertest"
 )
 
-func TestMain(m *testing.M) { ledgertest.Main(m) }
+func TestMain(m *testing.M) {
+	// The crash tests run the CLI as a child process they can kill: the
+	// test binary itself, told so by the environment.
+	if os.Getenv(childEnv) == "1" {
+		app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
+		os.Exit(app.Main(context.Background(), os.Args[1:]))
+	}
+	ledgertest.Main(m)
+}
 
 // cli runs the command line in-process and returns its exit status and
 // what it printed.

@@ -271,6 +271,22 @@ func quoteValue(v string) string {
 	return "'" + v + "'"
 }
 
+// Halt stops the server but keeps its data, as an outage would; Resume
+// starts it again. Tests use them to take the database away mid-run.
+func (s *Server) Halt() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return s.run(ctx, "pg_ctl", "-D", s.dataDir, "-m", "fast", "-w", "stop")
+}
+
+// Resume starts a halted server again and waits until it accepts
+// connections.
+func (s *Server) Resume() error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	return s.run(ctx, "pg_ctl", "-D", s.dataDir, "-l", s.logFile, "-w", "-t", "60", "start")
+}
+
 // Stop stops the server without waiting for clients, then removes its
 // directory. The data is throwaway, so there is nothing to flush.
 func (s *Server) Stop() error {

@@ -70,7 +70,8 @@ func (db *DB) takeOverExpired(ctx context.Context, channel string, date time.Tim
 	rows, err := db.pool.Query(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(),
        error = 'lease expired at ' || to_char(lease_until, 'YYYY-MM-DD HH24:MI:SS TZ') ||
-               ': its holder was stuck or cut off, and was stopped'
+               ': its holder was stuck or cut off, and was stopped',
+       alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
  WHERE channel = $1 AND business_date = $2 AND status = 'RUNNING' AND lease_until < now()
 RETURNING holder_pid`, channel, date)
 	if err != nil {
@@ -137,11 +138,14 @@ func (l *RunLock) Release() {
 
 // AbandonRuns records as FAILED every RUNNING run of channel and day. Call
 // it holding the lock: a run still RUNNING then has no process behind it
-// (killed, or cut off when the database went away).
+// (killed, or cut off when the database went away). Such a run is not
+// alerted on its own: its process alerted what it could, and the run that
+// takes over reports on the date.
 func (db *DB) AbandonRuns(ctx context.Context, channel string, day reconcile.BusinessDay) (int, error) {
 	tag, err := db.pool.Exec(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(),
-       error = 'abandoned: its process stopped before the run finished (killed, or the database went away)'
+       error = 'abandoned: its process stopped before the run finished (killed, or the database went away)',
+       alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
  WHERE channel = $1 AND business_date = $2 AND status = 'RUNNING'`, channel, dateOf(day))
 	if err != nil {
 		return 0, fmt.Errorf("abandon runs of %s %s: %w", channel, day, interpretError(err))

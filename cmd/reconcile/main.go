@@ -179,8 +179,7 @@ func (a *App) newFlagSet(name, synopsis string) *flag.FlagSet {
 func parseFlags(fs *flag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fs.Usage()
-			return err
+			return err // fs.Parse has printed the usage
 		}
 		return usagef(fs.Name(), "%s", err)
 	}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/xuri/excelize/v2"
+)
+
+const shopHeader = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"
+
+// shopDay runs the CLI for channel shop on one date with the given CSV
+// body, and returns the out directory.
+func shopDay(t *testing.T, c *cli, dsn, date, body string, extra ...string) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "shop-"+date+".csv")
+	if err := os.WriteFile(file, []byte(shopHeader+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	args := append([]string{"run", "--date", date, "--channel", "shop", "--format", "csv", "--tz", "UTC",
+		"--file", file, "--dsn", dsn, "--out", out}, extra...)
+	if code := c.run(t, args...); code != ExitOK {
+		t.Fatalf("%s: exit %d\n%s", date, code, c.errb)
+	}
+	return out
+}
+
+func sheetText(t *testing.T, out, date, sheet string) string {
+	t.Helper()
+	f, err := excelize.OpenFile(filepath.Join(out, "review-shop-"+date+".xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows(sheet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, "|") + "\n")
+	}
+	return b.String()
+}
+
+// TestNightsInARow follows one channel over three nights: a record paid at
+// 23:55 and settled in the next day's file never reaches review; a refund
+// retried the next day after a crash is a duplicate of the earlier day's
+// row and is reversed; a corrected file supersedes its date's run, and the
+// duplicate it no longer carries is flagged, not reversed back; a finding
+// still open after three days is listed again in the next alert.
+func TestNightsInARow(t *testing.T) {
+	db, dsn := dbWith(t, `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, channel_txn_id, paid_at) VALUES
+  ('A', 5000, 'USD', 'REFUNDED', 'shop', 'TA', '2026-11-27 10:00:00+00'),
+  ('B', 2500, 'USD', 'PAID',     'shop', 'TB', '2026-11-27 23:55:00+00');
+INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
+  ('R1', 'A', 5000, 'USD', 'SUCCEEDED', 'shop', 'RX', '2026-11-27 12:00:00+00');
+INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES ('refund', 'R1', 'h', 'DONE');`)
+	c := newCLI(nil)
+	ctx := context.Background()
+
+	// Night 1: B is not in the file yet.
+	out1 := shopDay(t, c, dsn, "2026-11-27",
+		"payment,A,,TA,50.00,USD,2026-11-27T10:00:00Z\nrefund,A,R1,RX,50.00,USD,2026-11-27T12:00:00Z\n")
+	s1 := readSummary(t, out1)
+	if s1.Counts["pending"] != 1 || s1.Counts["missing_channel"] != 0 || s1.NeedsReview != 0 {
+		t.Errorf("night 1: counts %v, needs review %d; want B pending and nothing to review", s1.Counts, s1.NeedsReview)
+	}
+	if review, pending := sheetText(t, out1, "2026-11-27", "Review"), sheetText(t, out1, "2026-11-27", "Pending"); strings.Contains(review, "|B|") || !strings.Contains(pending, "|B|") {
+		t.Errorf("night 1: B must be on the Pending sheet only\nReview:\n%sPending:\n%s", review, pending)
+	}
+
+	// Night 2: B arrives; R1 was paid out again under a new id after a crash.
+	out2 := shopDay(t, c, dsn, "2026-11-28",
+		"payment,B,,TB,25.00,USD,2026-11-28T00:02:00Z\nrefund,A,R1,RY,50.00,USD,2026-11-28T08:00:00Z\n")
+	s2 := readSummary(t, out2)
+	if s2.Counts["matched"] != 1 || s2.Counts["duplicate_refund"] != 1 || s2.AutoReversed != 1 || s2.NeedsReview != 0 {
+		t.Errorf("night 2: counts %v, auto %d, review %d; want B matched and R1's retry reversed", s2.Counts, s2.AutoReversed, s2.NeedsReview)
+	}
+	var pendingState string
+	db.Pool().QueryRow(ctx, `SELECT state FROM findings WHERE category = 'pending' AND order_no = 'B'`).Scan(&pendingState)
+	if pendingState != "RESOLVED" {
+		t.Errorf("B's pending finding: got %q, want RESOLVED", pendingState)
+	}
+	if review := sheetText(t, out2, "2026-11-28", "Review"); strings.Contains(review, "|B|") {
+		t.Errorf("night 2: B reached review:\n%s", review)
+	}
+	journals, _ := db.Journals(ctx)
+	if len(journals) != 1 || journals[0].IdempotencyKey != "reversal/shop/RY" {
+		t.Fatalf("journals: got %+v, want the reversal of RY", journals)
+	}
+
+	// Night 2 again, corrected: the channel withdrew RY.
+	out3 := shopDay(t, c, dsn, "2026-11-28", "payment,B,,TB,25.00,USD,2026-11-28T00:02:00Z\n")
+	s3 := readSummary(t, out3)
+	if s3.RunID == s2.RunID || s3.Counts["duplicate_vanished"] != 1 || s3.NeedsReview != 1 || s3.AutoReversed != 0 {
+		t.Errorf("corrected file: run %s (first %s), counts %v; want a new run with RY flagged for review", s3.RunID, s2.RunID, s3.Counts)
+	}
+	var superseded string
+	db.Pool().QueryRow(ctx, `SELECT coalesce(superseded_by, '') FROM runs WHERE id = $1`, s2.RunID).Scan(&superseded)
+	if superseded != s3.RunID {
+		t.Errorf("first run of the 28th: superseded by %q, want %s", superseded, s3.RunID)
+	}
+	if n, _ := db.JournalCount(ctx); n != 1 {
+		t.Errorf("journals after the corrected file: got %d, want still 1", n)
+	}
+
+	// Three days later the flagged finding is still open: the next alert
+	// lists it again.
+	db.Pool().Exec(ctx, `UPDATE findings SET created_at = now() - interval '4 days' WHERE run_id = $1`, s3.RunID)
+	shopDay(t, c, dsn, "2026-11-29", "")
+	if !strings.Contains(c.out.String(), "Still open after 3 days") || !strings.Contains(c.out.String(), "duplicate_vanished · order A · refund R1") {
+		t.Errorf("night 3 alert does not list the open finding again:\n%s", c.out)
+	}
+	var n int
+	db.Pool().QueryRow(ctx, `SELECT count(*) FROM runs WHERE status = 'RUNNING'`).Scan(&n)
+	if n != 0 {
+		t.Errorf("runs left RUNNING: %d", n)
+	}
+}

@@ -1,0 +1,276 @@
+package main
+
+import (
+	"archive/zip"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"unicode"
+
+	"reconcile"
+	"reconcile/compensate"
+	"reconcile/ledger"
+	"reconcile/reports"
+)
+
+const reviewSynopsis = `reconcile review import FILE.xlsx [--reviewer NAME] [--dsn DSN] [--config FILE]
+
+Records the decisions written in the Decision column of a review workbook the
+job wrote (approve, reject or investigate) on their findings, with the
+reviewer and the time of the import. The reviewer of a line is its Reviewer
+column, else --reviewer, else $USER.
+
+A finding someone else decided since the workbook was written is not
+overwritten: its line is reported as a conflict, naming who decided what and
+when. Importing the same workbook again changes nothing. An approved
+duplicate_payment or duplicate_refund is reversed under the same journal key
+as an automatic reversal, so a channel row is never reversed twice.
+
+Prints one line per decision and a closing line with the counts. Exit status
+1 when any decision was not recorded (a conflict, an unknown finding, a
+finding no longer open); the others are recorded all the same.`
+
+// reviewStates maps the Decision column's words to finding states.
+var reviewStates = map[string]string{
+	"approve":     reconcile.StateApproved,
+	"reject":      reconcile.StateRejected,
+	"investigate": reconcile.StateInvestigating,
+}
+
+func (a *App) reviewCmd(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("review", reviewSynopsis)
+	reviewer := fs.String("reviewer", "", "reviewer `NAME` for lines whose Reviewer column is empty (default: $USER)")
+	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	config := fs.String("config", "", "config `FILE` (JSON)")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return err
+	}
+	switch {
+	case len(pos) == 0:
+		return usagef("review", "no subcommand: try 'reconcile review import FILE.xlsx'")
+	case pos[0] != "import":
+		return usagef("review", "unknown subcommand %q: try 'reconcile review import FILE.xlsx'", pos[0])
+	case len(pos) == 1:
+		return usagef("review", "import needs the workbook: reconcile review import FILE.xlsx")
+	case len(pos) > 2:
+		return usagef("review", "unexpected argument %q: import takes one workbook", pos[2])
+	}
+	file := pos[1]
+	cfg, err := LoadConfig(*config)
+	if err != nil {
+		return usagef("review", "%s", err)
+	}
+	if *dsn == "" {
+		*dsn = a.Getenv(cfg.DatabaseURLEnv)
+	}
+	if *dsn == "" {
+		return usagef("review", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
+	}
+
+	lines, err := reports.ReadDecisions(file)
+	if err != nil {
+		return a.unreadable(file, err)
+	}
+	if *reviewer == "" {
+		*reviewer = a.Getenv("USER")
+	}
+	now := a.Now()
+	decisions := make([]ledger.Decision, len(lines))
+	for i, l := range lines {
+		who := l.Reviewer
+		if who == "" {
+			who = *reviewer
+		}
+		if who == "" {
+			// Checked for every line before any is recorded: a decision
+			// nobody can be held to is worse than none.
+			return usagef("review", "row %d of %s names no reviewer: fill its Reviewer column or pass --reviewer NAME", l.Row, file)
+		}
+		state, ok := reviewStates[l.Decision]
+		if !ok {
+			return fmt.Errorf("%s: row %d: unknown decision %q", file, l.Row, l.Decision)
+		}
+		decisions[i] = ledger.Decision{Ref: l.Ref, Version: l.Version, State: state, Reviewer: who, Note: l.Note, At: now}
+	}
+
+	db, err := ledger.Open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	var tally reviewTally
+	for _, d := range decisions {
+		r, err := decide(ctx, db, d)
+		if err != nil {
+			// Each decision is its own transaction: what came before
+			// stays recorded, and importing the file again resumes.
+			fmt.Fprintln(a.Stdout, tally.closing())
+			return err
+		}
+		tally.add(r)
+		fmt.Fprintln(a.Stdout, decisionLine(d, r))
+	}
+	fmt.Fprintln(a.Stdout, tally.closing())
+	return tally.err()
+}
+
+// decide records one decision; an approved duplicate carries its reversal,
+// planned exactly as the automatic ones so the journal key is the same.
+func decide(ctx context.Context, db *ledger.DB, d ledger.Decision) (ledger.DecisionResult, error) {
+	var reversal *reconcile.Journal
+	if d.State == reconcile.StateApproved {
+		f, err := db.FindingByRef(ctx, d.Ref)
+		switch {
+		case errors.Is(err, reconcile.ErrNotFound):
+			// Decide reports it as a line, like any other miss.
+		case err != nil:
+			return ledger.DecisionResult{}, err
+		case f.Category == reconcile.DuplicatePayment || f.Category == reconcile.DuplicateRefund:
+			f.AutoReverse = true
+			js := compensate.Plan(f.Channel, []reconcile.Finding{f.Finding})
+			if len(js) != 1 {
+				return ledger.DecisionResult{}, fmt.Errorf("finding %s: planned %d reversal journals, want 1", d.Ref, len(js))
+			}
+			reversal = &js[0]
+		}
+	}
+	return db.Decide(ctx, d, reversal)
+}
+
+// unreadable reports a workbook that cannot be imported. Every bad line is
+// printed, so the workbook can be fixed in one pass; the error is one line.
+func (a *App) unreadable(file string, err error) error {
+	if m, ok := err.(interface{ Unwrap() []error }); ok && len(m.Unwrap()) > 1 {
+		for _, e := range m.Unwrap() {
+			fmt.Fprintf(a.Stderr, "reconcile review: %s\n", printable(e.Error()))
+		}
+		return fmt.Errorf("%s: %d lines cannot be read; nothing was recorded", file, len(m.Unwrap()))
+	}
+	if errors.Is(err, zip.ErrFormat) {
+		return fmt.Errorf("%s is not an xlsx workbook; nothing was recorded", file)
+	}
+	return fmt.Errorf("%w; nothing was recorded", err)
+}
+
+// decisionLine is one decision's line: reference, outcome and detail.
+func decisionLine(d ledger.Decision, r ledger.DecisionResult) string {
+	detail := r.Detail
+	if r.Outcome == ledger.OutcomeRecorded {
+		what := d.State + " by " + d.Reviewer
+		if r.Posted {
+			detail += " posted"
+		}
+		if detail != "" {
+			what += "; " + detail
+		}
+		detail = what
+	}
+	line := d.Ref + " " + r.Outcome
+	if detail != "" {
+		line += ": " + detail
+	}
+	// References and names come from a file people edit.
+	return printable(line)
+}
+
+// printable replaces control characters, so a cell cannot move the
+// cursor or forge a line of its own in the terminal.
+func printable(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+type reviewTally struct {
+	total, recorded, unchanged, conflicts, notFound, notOpen, posted int
+}
+
+func (t *reviewTally) add(r ledger.DecisionResult) {
+	t.total++
+	switch r.Outcome {
+	case ledger.OutcomeRecorded:
+		t.recorded++
+	case ledger.OutcomeUnchanged:
+		t.unchanged++
+	case ledger.OutcomeConflict:
+		t.conflicts++
+	case ledger.OutcomeNotFound:
+		t.notFound++
+	case ledger.OutcomeNotOpen:
+		t.notOpen++
+	}
+	if r.Posted {
+		t.posted++
+	}
+}
+
+func (t *reviewTally) closing() string {
+	s := fmt.Sprintf("%s: %d recorded, %d unchanged, %s, %d not found, %d not open; %s posted",
+		plural(t.total, "decision"), t.recorded, t.unchanged, plural(t.conflicts, "conflict"),
+		t.notFound, t.notOpen, plural(t.posted, "journal"))
+	if n := t.total - t.recorded - t.unchanged; n > 0 {
+		s += fmt.Sprintf("; %d NOT recorded", n)
+	}
+	return s
+}
+
+// err is why the import did not fully succeed, or nil.
+func (t *reviewTally) err() error {
+	n := t.total - t.recorded - t.unchanged
+	if n == 0 {
+		return nil
+	}
+	var why []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{t.conflicts, plural(t.conflicts, "conflict")}, {t.notFound, fmt.Sprintf("%d not found", t.notFound)},
+		{t.notOpen, fmt.Sprintf("%d no longer open", t.notOpen)}} {
+		if c.n > 0 {
+			why = append(why, c.what)
+		}
+	}
+	msg := fmt.Sprintf("%s not recorded (%s)", plural(n, "decision"), strings.Join(why, ", "))
+	if n < t.total {
+		msg += "; the others were"
+	}
+	return errors.New(msg)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
+// parseInterspersed parses flags wherever they stand among the positional
+// arguments, which it returns: the flag package stops at the first
+// non-flag, and `review import FILE --reviewer NAME` is as natural as the
+// flags first. After "--" everything is positional.
+func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err // the flag package has printed the usage
+			}
+			return nil, usagef(fs.Name(), "%s", err)
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}

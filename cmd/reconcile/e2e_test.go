@@ -352,3 +352,46 @@ func TestExampleConfigLoads(t *testing.T) {
 		}
 	}
 }
+
+// TestTwoReplicasTickAtOnce: two `reconcile schedule` replicas tick at the
+// same moment: every date is reconciled once, and every overdue file is
+// alerted once between them.
+func TestTwoReplicasTickAtOnce(t *testing.T) {
+	db, dsn := ledgertest.DB(t)
+	inbox := t.TempDir()
+	for _, date := range []string{"2026-11-25", "2026-11-26", "2026-11-27"} {
+		os.WriteFile(filepath.Join(inbox, "shop-"+date+".csv"), []byte(
+			"type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"+
+				"payment,O-"+date+",,T-"+date+",1.00,USD,"+date+"T10:00:00Z\n"), 0o644)
+	}
+	cfg := DefaultConfig()
+	cfg.OutDir = t.TempDir()
+	cfg.Schedule.LookbackDays = 5
+	cfg.Channels = []ChannelConfig{{Name: "shop", Format: "csv", TimeZone: "UTC", Path: filepath.Join(inbox, "shop-{date}.csv")}}
+	now := func() time.Time { return time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) }
+
+	var wg sync.WaitGroup
+	outs := make([]*bytes.Buffer, 2)
+	for i := range outs {
+		outs[i] = &bytes.Buffer{}
+		replica, err := ledger.Open(context.Background(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer replica.Close()
+		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Now: now, Log: io.Discard, LockPoll: 20 * time.Millisecond}
+		s := &Scheduler{Config: cfg, Job: job, Now: now, Log: io.Discard}
+		wg.Add(1)
+		go func() { defer wg.Done(); s.Tick(context.Background()) }()
+	}
+	wg.Wait()
+	var runs, succeeded int
+	db.Pool().QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE status = 'SUCCEEDED') FROM runs`).Scan(&runs, &succeeded)
+	alerts := strings.Count(outs[0].String()+outs[1].String(), "Reconciliation shop")
+	overdue := strings.Count(outs[0].String()+outs[1].String(), "Not arrived")
+	if runs != 3 || succeeded != 3 || alerts != 3 || overdue != 2 {
+		t.Errorf("two replicas: %d runs (%d succeeded), %d run alerts, %d overdue alerts; want 3, 3, 3 and 2 (the 23rd and 24th never came)",
+			runs, succeeded, alerts, overdue)
+	}
+	t.Logf("figures: two replicas ticking at once: %d runs for 3 dates, %d run alerts, %d overdue alert", runs, alerts, overdue)
+}

@@ -16,6 +16,9 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrNotFound is returned when a record does not exist.
 	ErrNotFound = errors.New("not found")
+	// ErrUnavailable is returned when the database cannot be reached or
+	// went away in the middle of a run.
+	ErrUnavailable = errors.New("database unreachable")
 )
 
 // ParseError is a failure to read a settlement file, with where it happened.

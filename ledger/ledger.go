@@ -9,6 +9,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
@@ -74,6 +76,10 @@ func interpretError(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("%w: %w", reconcile.ErrConflict, err)
+	}
+	var connErr *pgconn.ConnectError
+	if errors.As(err, &connErr) || (pgErr == nil && pgconn.SafeToRetry(err)) || isConnLost(err) {
+		return fmt.Errorf("%w: %w", reconcile.ErrUnavailable, err)
 	}
 	return err
 }
@@ -149,4 +155,16 @@ func redactURL(dsn string) string {
 		u.RawQuery = q.Encode()
 	}
 	return u.String()
+}
+
+// isConnLost reports an error of a connection that went away under a
+// query: the server stopped or the network broke.
+func isConnLost(err error) bool {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		// 57P01..57P03: the administrator or a crash ended the session.
+		return strings.HasPrefix(pgErr.Code, "57P")
+	}
+	var netErr net.Error
+	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }

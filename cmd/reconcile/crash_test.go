@@ -243,7 +243,7 @@ func TestDatabaseStopsMidRun(t *testing.T) {
 	err = cmd.Wait()
 	code := cmd.ProcessState.ExitCode()
 	last := lastLine(out.String())
-	if code != ExitFailed || !strings.Contains(last, "reconcile:") {
+	if code != ExitFailed || !strings.Contains(last, "database unreachable") {
 		t.Fatalf("run with the database gone: exit %d (%v), last line %q; want exit 1 and one clear line", code, err, last)
 	}
 	if err := srv.Resume(); err != nil {

@@ -61,6 +61,14 @@ type Result struct {
 	// for a decision after StillOpenDays days: the alert lists them again.
 	StillOpen     []Finding
 	StillOpenDays int
+	// Stages is how long each stage of the run took, in order.
+	Stages []Stage
+}
+
+// Stage is one timed step of a run: parse, load, match, reports, commit.
+type Stage struct {
+	Name string
+	Took time.Duration
 }
 
 // AutoReversed is the number of findings reversed without review.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"reconcile"
@@ -204,6 +205,13 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 // commit; what follows it (reports, the alert) happens under ctx.
 func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec RunSpec, committed func()) (*reconcile.Result, error) {
 	ctx, outer := workCtx, ctx
+	var stages []reconcile.Stage
+	mark := time.Now()
+	stage := func(name string) {
+		now := time.Now()
+		stages = append(stages, reconcile.Stage{Name: name, Took: now.Sub(mark)})
+		mark = now
+	}
 	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace})
 	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
 		m.AddRow(tx)
@@ -215,6 +223,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	if info.SHA256 != run.FileSHA256 {
 		return nil, fmt.Errorf("settlement file %s changed while it was being read: run again once it is complete", spec.File)
 	}
+	stage("parse")
 
 	orders, refunds := m.Keys()
 	if err := j.DB.EarlierRows(ctx, spec.Channel, spec.Day, orders, refunds, func(tx reconcile.Transaction) error {
@@ -223,12 +232,14 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}); err != nil {
 		return nil, err
 	}
+	stage("earlier rows")
 	if _, err := j.DB.LoadLocal(ctx, spec.Channel, spec.Day, orders, refunds, func(r reconcile.LocalRecord) error {
 		m.AddLocal(r)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
+	stage("local records")
 	pending, err := j.DB.PendingBefore(ctx, spec.Channel, spec.Day)
 	if err != nil {
 		return nil, err
@@ -244,6 +255,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		m.AddReversed(f)
 	}
 	mres := m.Result()
+	stage("match")
 	for i := range mres.Findings {
 		mres.Findings[i].Ref = fmt.Sprintf("%s-%04d", run.ID, i+1)
 	}
@@ -273,10 +285,12 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	// The reports are made before the commit and kept with the run, so the
 	// same file again gets exactly them back.
 	name := reports.WorkbookName(spec.Channel, spec.Day)
+	stage("still open")
 	summary, workbook, err := renderReports(res, name)
 	if err != nil {
 		return nil, fmt.Errorf("write reports: %w", err)
 	}
+	stage("reports")
 	if spec.DryRun {
 		if err := writeReports(spec.OutDir, summary, name, workbook); err != nil {
 			return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
@@ -291,8 +305,10 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(j.Log, "run %s: %d findings, %d reversal journals (%d new)\n",
-		run.ID, len(res.Findings), len(res.Journals), posted)
+	stage("commit")
+	res.Stages = stages
+	fmt.Fprintf(j.Log, "run %s: %d findings, %d reversal journals (%d new); stages:%s\n",
+		run.ID, len(res.Findings), len(res.Journals), posted, stageText(stages))
 	committed()
 	ctx = outer
 
@@ -500,4 +516,13 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	if err != nil {
 		fmt.Fprintf(j.Log, "warning: failure alert not sent: %s\n", reports.RedactSecrets(err.Error()))
 	}
+}
+
+// stageText writes stages as " parse=1.2s match=80ms …".
+func stageText(stages []reconcile.Stage) string {
+	var b strings.Builder
+	for _, s := range stages {
+		fmt.Fprintf(&b, " %s=%s", strings.ReplaceAll(s.Name, " ", "_"), s.Took.Round(time.Millisecond))
+	}
+	return b.String()
 }

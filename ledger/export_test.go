@@ -1,4 +1,7 @@
 package ledger
 
-// LoadLocalSQL exposes the query to the plan test.
-const LoadLocalSQL = loadLocalSQL
+// The local-records queries, exposed to the plan test.
+const (
+	WindowSQL = windowSQL
+	KeysSQL   = keysSQL
+)

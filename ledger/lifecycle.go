@@ -61,39 +61,14 @@ UPDATE findings SET state = 'SUPERSEDED', version = version + 1
 	return err
 }
 
-// rememberRows replaces the remembered rows of the run's channel and date
-// with the rows of this run's file.
-func rememberRows(ctx context.Context, tx pgx.Tx, run reconcile.Run, rows []reconcile.Transaction) error {
-	date := dateOf(run.Day)
-	if _, err := tx.Exec(ctx, `DELETE FROM settled_rows WHERE channel = $1 AND business_date = $2`,
-		run.Channel, date); err != nil {
-		return err
+// remember keeps the run's memory blob (see matcher.EncodeMemory).
+func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, rows int, blob []byte) error {
+	if blob == nil {
+		blob = []byte{}
 	}
-	if len(rows) == 0 {
-		return nil
-	}
-	// A file may carry one channel id twice for a key (the matcher sends
-	// that to review); the memory needs it once. COPY cannot skip
-	// conflicts, so the rows go through a temporary table.
-	if _, err := tx.Exec(ctx, `
-CREATE TEMP TABLE settled_rows_in (LIKE settled_rows INCLUDING DEFAULTS) ON COMMIT DROP`); err != nil {
-		return err
-	}
-	i := -1
-	src := pgx.CopyFromFunc(func() ([]any, error) {
-		i++
-		if i >= len(rows) {
-			return nil, nil
-		}
-		r := rows[i]
-		return []any{run.Channel, date, string(r.Kind), r.Key(), r.ChannelTxnID, nullString(r.OrderNo),
-			r.Amount, r.Currency, string(r.Status), r.OccurredAt, run.ID}, nil
-	})
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"settled_rows_in"}, []string{"channel", "business_date",
-		"kind", "key", "channel_txn_id", "order_no", "amount", "currency", "status", "occurred_at", "run_id"}, src); err != nil {
-		return err
-	}
-	_, err := tx.Exec(ctx, `INSERT INTO settled_rows SELECT * FROM settled_rows_in ON CONFLICT DO NOTHING`)
+	_, err := tx.Exec(ctx, `
+INSERT INTO settled_keys (run_id, channel, business_date, rows, records) VALUES ($1, $2, $3, $4, $5)`,
+		run.ID, run.Channel, dateOf(run.Day), rows, blob)
 	return err
 }
 

@@ -150,23 +150,29 @@ func TestLoadLocalUsesIndexes(t *testing.T) {
 	if _, err := tx.Exec(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
 		t.Fatal(err)
 	}
-	rows, err := tx.Query(ctx, `EXPLAIN `+ledger.LoadLocalSQL,
-		[]string{"O-1"}, []string{"R-1"}, "wechatpay",
-		time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC),
-		time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC))
-	if err != nil {
-		t.Fatal(err)
-	}
+	start, end := time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC), time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC)
 	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{ledger.WindowSQL, []any{"wechatpay", start, end}},
+		{ledger.KeysSQL, []any{[]string{"O-1"}, []string{"R-1"}, "wechatpay", start, end}},
+	} {
+		rows, err := tx.Query(ctx, `EXPLAIN `+q.sql, q.args...)
+		if err != nil {
 			t.Fatal(err)
 		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, line)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	text := strings.Join(plan, "\n")
 	for _, want := range []string{"orders_pkey", "orders_paid_at_idx", "refunds_pkey", "refunds_refunded_at_idx", "idempotency_records_pkey"} {

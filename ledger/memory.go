@@ -8,46 +8,36 @@ import (
 	"reconcile"
 )
 
-// EarlierRows streams the remembered rows of channel, from files of
-// business dates before day, whose keys are among orderKeys (payments) and
-// refundKeys (refunds): what the matcher needs to recognise a duplicate
-// across nights.
-func (db *DB) EarlierRows(ctx context.Context, channel string, day reconcile.BusinessDay,
-	orderKeys, refundKeys []string, fn func(reconcile.Transaction) error) error {
-	if orderKeys == nil {
-		orderKeys = []string{}
-	}
-	if refundKeys == nil {
-		refundKeys = []string{}
-	}
+// MemoryBefore calls fn with the memory blob of each current successful
+// run of channel whose business date is within days before day, oldest
+// first: what the matcher needs to recognise a duplicate across nights and
+// a record already settled by an earlier night's file.
+func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
+	fn func(date time.Time, blob []byte) error) error {
+	from := dateOf(day).AddDate(0, 0, -days)
 	rows, err := db.pool.Query(ctx, `
-SELECT kind, key, coalesce(order_no, ''), channel_txn_id, amount, currency, status, occurred_at
-  FROM settled_rows
- WHERE channel = $1 AND business_date < $2
-   AND ((kind = 'payment' AND key = ANY($3::text[])) OR (kind = 'refund' AND key = ANY($4::text[])))`,
-		channel, dateOf(day), orderKeys, refundKeys)
+SELECT s.business_date, s.records
+  FROM settled_keys s JOIN runs r ON r.id = s.run_id
+ WHERE s.channel = $1 AND s.business_date >= $2 AND s.business_date < $3
+   AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+ ORDER BY s.business_date`, channel, from, dateOf(day))
 	if err != nil {
-		return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var t reconcile.Transaction
-		var kind, key, status string
-		if err := rows.Scan(&kind, &key, &t.OrderNo, &t.ChannelTxnID, &t.Amount, &t.Currency, &status, &t.OccurredAt); err != nil {
-			return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+		var date time.Time
+		var blob []byte
+		if err := rows.Scan(&date, &blob); err != nil {
+			return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 		}
-		t.Kind, t.Status = reconcile.Kind(kind), reconcile.TxnStatus(status)
-		if t.Kind == reconcile.KindRefund {
-			t.RefundNo = key
-		} else {
-			t.OrderNo = key
-		}
-		if err := fn(t); err != nil {
+		y, m, d := date.Date()
+		if err := fn(time.Date(y, m, d, 0, 0, 0, 0, day.Location), blob); err != nil {
 			return err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("earlier rows of %s: %w", channel, interpretError(err))
+		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
 	return nil
 }

@@ -44,9 +44,11 @@ VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + 
 // Outcome is everything a successful run writes.
 type Outcome struct {
 	Result *reconcile.Result
-	// Rows are the file's payment and refund rows, remembered so later
-	// nights recognise a duplicate of them.
-	Rows []reconcile.Transaction
+	// Memory is the file's payment and refund rows as a memory blob
+	// (matcher.EncodeMemory), MemoryRows how many: later nights recognise
+	// a duplicate of them.
+	Memory     []byte
+	MemoryRows int
 	// Resolved and Escalated name earlier pending findings (by Ref) this
 	// run found in its file, or did not.
 	Resolved, Escalated []string
@@ -105,7 +107,7 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err := supersede(ctx, tx, run); err != nil {
 			return fmt.Errorf("supersede earlier runs: %w", err)
 		}
-		if err := rememberRows(ctx, tx, run, o.Rows); err != nil {
+		if err := remember(ctx, tx, run, o.MemoryRows, o.Memory); err != nil {
 			return fmt.Errorf("remember settled rows: %w", err)
 		}
 		tag, err := tx.Exec(ctx, `

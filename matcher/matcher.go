@@ -49,13 +49,16 @@ type Matcher struct {
 	opts        Options
 	groups      map[groupKey]*group
 	others      []reconcile.Transaction
-	missing     []reconcile.Finding
-	pending     []reconcile.Finding
 	prevPending []reconcile.Finding
 	reversed    []reconcile.Finding
-	rows        int
-	batchRows   int
-	localRows   int
+	// unseen are settled local records of the day without rows tonight;
+	// unseenSeen marks those an earlier night's file carried.
+	unseen     []reconcile.LocalRecord
+	unseenSeen []bool
+	sorted     []hashedGroup // tonight's groups by key hash, for AddMemory
+	rows       int
+	batchRows  int
+	localRows  int
 }
 
 // New returns a matcher for the business day.
@@ -137,11 +140,29 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) || rec.SeenBefore {
 		return
 	}
-	if m.opts.Grace > 0 && !rec.SettledAt.Before(m.day.End().Add(-m.opts.Grace)) {
-		m.pending = append(m.pending, pending(rec, m.day.End().Sub(rec.SettledAt), m.opts.Grace))
-		return
+	// Missing or pending, unless an earlier night's file carried it: that
+	// is known once the memory is in (AddMemory).
+	m.unseen = append(m.unseen, rec)
+	m.unseenSeen = append(m.unseenSeen, false)
+}
+
+// LocalKeys returns the keys of tonight's file that no local record has
+// been added for yet: after the day's records, the few settled on another
+// day, to be looked up by key.
+func (m *Matcher) LocalKeys() (orders, refunds []string) {
+	for k, g := range m.groups {
+		if g.local != nil {
+			continue
+		}
+		if k.kind == reconcile.KindRefund {
+			refunds = append(refunds, k.key)
+		} else {
+			orders = append(orders, k.key)
+		}
 	}
-	m.missing = append(m.missing, missingChannel(rec))
+	sort.Strings(orders)
+	sort.Strings(refunds)
+	return orders, refunds
 }
 
 // Rows returns the payment and refund rows of this file, for the memory
@@ -186,11 +207,15 @@ func (m *Matcher) Result() Result {
 	for _, g := range m.groups {
 		classify(g, add)
 	}
-	for _, f := range m.missing {
-		add(f)
-	}
-	for _, f := range m.pending {
-		add(f)
+	for i, rec := range m.unseen {
+		switch {
+		case m.unseenSeen[i]:
+			// Settled in an earlier night's file: matched then.
+		case m.opts.Grace > 0 && !rec.SettledAt.Before(m.day.End().Add(-m.opts.Grace)):
+			add(pending(rec, m.day.End().Sub(rec.SettledAt), m.opts.Grace))
+		default:
+			add(missingChannel(rec))
+		}
 	}
 	for _, p := range m.prevPending {
 		if m.groups[groupKey{p.Kind, p.Key()}] != nil {
@@ -252,11 +277,11 @@ func classify(g *group, add func(reconcile.Finding)) {
 	sortRows(g.earlier)
 	seen := map[string]bool{}
 	for _, r := range g.earlier {
-		seen[r.ChannelTxnID] = true
+		seen[idToken(r.ChannelTxnID)] = true
 	}
 	var fresh []reconcile.Transaction
 	for _, r := range g.rows {
-		if !seen[r.ChannelTxnID] {
+		if !seen[idToken(r.ChannelTxnID)] {
 			fresh = append(fresh, r)
 		}
 	}
@@ -266,7 +291,12 @@ func classify(g *group, add func(reconcile.Finding)) {
 		return
 	}
 	group := append(append([]reconcile.Transaction{}, g.earlier...), fresh...)
-	duplicates(g.earlier[0], fresh, group, g.local, " (the original was settled in an earlier day's file)", add)
+	orig := g.earlier[0]
+	note := " (the original was settled in the file of " + orig.OccurredAt.Format(time.DateOnly) + ")"
+	if len(orig.ChannelTxnID) > 3 && orig.ChannelTxnID[:3] == "fp:" {
+		orig.ChannelTxnID = "" // known only by its hash: the note names its night
+	}
+	duplicates(orig, fresh, group, g.local, note, add)
 }
 
 // duplicates reports each of dups as a duplicate of orig; group is every

@@ -1,6 +1,7 @@
 package matcher_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -399,7 +400,7 @@ func TestMemoryAcrossNights(t *testing.T) {
 			rows:  []reconcile.Transaction{refund("O5", "R3", "RT4", 5990, "09:00")},
 			local: local,
 			want:  []brief{{reconcile.DuplicateRefund, "RT4R3", true}},
-			hint:  "earlier day's file",
+			hint:  "the original was settled in the file of 2026-11-27",
 		},
 		{
 			name:  "the same id again is the same row: matched",
@@ -496,5 +497,51 @@ func TestVanishedDuplicate(t *testing.T) {
 		if f.Category == reconcile.DuplicateVanished {
 			t.Errorf("duplicate still in the file reported vanished: %+v", f)
 		}
+	}
+}
+
+// TestMemoryRoundTrip: a night's rows written as a memory blob and read
+// back by the next night's matcher give the same classification as the
+// rows themselves.
+func TestMemoryRoundTrip(t *testing.T) {
+	yesterday := []reconcile.Transaction{
+		refund("O5", "R3", "RT3", 5990, "17:09"),
+		pay("O1", "T1", 100, "09:00"),
+		pay("O2", "T2", 200, "09:00"),
+	}
+	blob := matcher.EncodeMemory(yesterday)
+	if len(blob) != 3*40 {
+		t.Fatalf("blob: got %d bytes, want 3 records of 40", len(blob))
+	}
+	local := []reconcile.LocalRecord{localRefund("O5", "R3", "SUCCEEDED", 5990, "17:09"), order("O1", "PAID", 100, "09:00")}
+	local[0].SettledAt = local[0].SettledAt.AddDate(0, 0, -1)
+	local[1].SettledAt = local[1].SettledAt.AddDate(0, 0, -1)
+	// Paid just after yesterday's end and carried by yesterday's file: not
+	// missing from today's.
+	late := order("O2", "PAID", 200, "00:04")
+
+	m := matcher.New(day, matcher.Options{Grace: 30 * time.Minute})
+	m.AddRow(refund("O5", "R3", "RT4", 5990, "09:00")) // retried under a new id
+	m.AddRow(pay("O1", "T1", 100, "10:00"))            // the same row again
+	for _, l := range append(local, late) {
+		m.AddLocal(l)
+	}
+	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), blob); err != nil {
+		t.Fatal(err)
+	}
+	res := m.Result()
+	got := briefs(res.Findings)
+	want := []brief{{reconcile.DuplicateRefund, "RT4R3", true}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("findings: got %+v, want %+v", got, want)
+	}
+	if f := res.Findings[0]; f.OriginalTxnID != "" || !strings.Contains(f.Hint, "file of 2026-11-27") {
+		t.Errorf("duplicate of an earlier night: original %q, hint %q", f.OriginalTxnID, f.Hint)
+	}
+	if res.Counts[reconcile.Matched] != 1 {
+		t.Errorf("matched: got %d, want 1 (the same row again)", res.Counts[reconcile.Matched])
+	}
+	if err := m.AddMemory(day.Start(), blob[:39]); !errors.Is(err, matcher.ErrMemory) {
+		t.Errorf("damaged blob: got %v, want ErrMemory", err)
 	}
 }

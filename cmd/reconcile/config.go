@@ -24,10 +24,13 @@ type Config struct {
 	Lease Duration `json:"lease"`
 	// StillOpenDays: a finding open longer is listed again in the alert
 	// (default 3).
-	StillOpenDays int             `json:"still_open_days"`
-	Schedule      ScheduleConfig  `json:"schedule"`
-	Slack         SlackConfig     `json:"slack"`
-	Channels      []ChannelConfig `json:"channels"`
+	StillOpenDays int `json:"still_open_days"`
+	// MemoryDays is how many earlier business dates' files a run looks
+	// back on for a key settled before (default 7).
+	MemoryDays int             `json:"memory_days"`
+	Schedule   ScheduleConfig  `json:"schedule"`
+	Slack      SlackConfig     `json:"slack"`
+	Channels   []ChannelConfig `json:"channels"`
 }
 
 // ScheduleConfig says when `reconcile schedule` ticks.
@@ -164,6 +167,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.StillOpenDays == 0 {
 		c.StillOpenDays = 3
+	}
+	if c.MemoryDays == 0 {
+		c.MemoryDays = 7
 	}
 	if c.Schedule.LookbackDays == 0 {
 		c.Schedule.LookbackDays = 7

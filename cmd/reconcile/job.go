@@ -64,6 +64,16 @@ type Job struct {
 	// StillOpenDays: findings open longer than this are listed again in
 	// the alert (default 3; negative: never).
 	StillOpenDays int
+	// MemoryDays is how many earlier business dates' files a run looks
+	// back on for duplicates across nights (default 7).
+	MemoryDays int
+}
+
+func (j *Job) memoryDays() int {
+	if j.MemoryDays > 0 {
+		return j.MemoryDays
+	}
+	return 7
 }
 
 const alertHold = 10 * time.Minute // how long a claim on sending an alert lasts
@@ -225,21 +235,24 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	stage("parse")
 
-	orders, refunds := m.Keys()
-	if err := j.DB.EarlierRows(ctx, spec.Channel, spec.Day, orders, refunds, func(tx reconcile.Transaction) error {
-		m.AddEarlier(tx)
+	if _, err := j.DB.LoadLocal(ctx, spec.Channel, spec.Day, nil, nil, func(r reconcile.LocalRecord) error {
+		m.AddLocal(r)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
-	stage("earlier rows")
-	if _, err := j.DB.LoadLocal(ctx, spec.Channel, spec.Day, orders, refunds, func(r reconcile.LocalRecord) error {
+	orders, refunds := m.LocalKeys()
+	if _, err := j.DB.LoadLocalKeys(ctx, spec.Channel, spec.Day, orders, refunds, func(r reconcile.LocalRecord) error {
 		m.AddLocal(r)
 		return nil
 	}); err != nil {
 		return nil, err
 	}
 	stage("local records")
+	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.AddMemory); err != nil {
+		return nil, err
+	}
+	stage("memory")
 	pending, err := j.DB.PendingBefore(ctx, spec.Channel, spec.Day)
 	if err != nil {
 		return nil, err
@@ -298,8 +311,9 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
 	}
 
+	memory := matcher.EncodeMemory(m.Rows())
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
-		Result: res, Rows: m.Rows(), Resolved: mres.Resolved, Escalated: mres.Escalated,
+		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
 		Summary: summary, WorkbookName: name, Workbook: workbook,
 	})
 	if err != nil {

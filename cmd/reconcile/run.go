@@ -168,7 +168,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 // newJob returns a job configured by cfg, without its database.
 func (a *App) newJob(cfg Config, n reports.Notifier) *Job {
 	return &Job{Notifier: n, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top,
-		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays}
+		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays, MemoryDays: cfg.MemoryDays}
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot

@@ -170,3 +170,22 @@ func (d BusinessDay) Contains(t time.Time) bool {
 
 // String is the date as YYYY-MM-DD.
 func (d BusinessDay) String() string { return d.Date.Format(time.DateOnly) }
+
+// LocalRow is a local record whose text fields borrow the database
+// driver's buffer: valid only during the call that hands it over. Reading
+// millions of records a night this way allocates nothing per record.
+type LocalRow struct {
+	Kind                                                          Kind
+	OrderNo, RefundNo, ChannelTxnID, Currency, Status, IdemStatus []byte
+	Amount                                                        int64
+	SettledAt                                                     time.Time // zero when not settled
+}
+
+// Record copies the row into a LocalRecord.
+func (r *LocalRow) Record() LocalRecord {
+	return LocalRecord{
+		Kind: r.Kind, OrderNo: string(r.OrderNo), RefundNo: string(r.RefundNo),
+		Amount: r.Amount, Currency: string(r.Currency), Status: string(r.Status),
+		ChannelTxnID: string(r.ChannelTxnID), SettledAt: r.SettledAt, IdemStatus: string(r.IdemStatus),
+	}
+}

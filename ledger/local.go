@@ -2,8 +2,11 @@ package ledger
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"reconcile"
 )
@@ -26,12 +29,19 @@ const refundColumns = `'refund', r.order_no, r.refund_no, r.amount_minor, r.curr
   FROM refunds r
   LEFT JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = r.refund_no`
 
-// windowSQL: $1 channel, $2 day start, $3 day end.
+// windowSQL: $1 channel, $2 day start, $3 day end. It leaves the
+// idempotency status out: joining a million idempotency records costs
+// about as much as reading the window, and the status matters only for the
+// few keys that do not simply match (see IdemStatuses).
 const windowSQL = `
-SELECT ` + orderColumns + `
+SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
+       coalesce(o.channel_txn_id, ''), o.paid_at, ''
+  FROM orders o
  WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3
 UNION ALL
-SELECT ` + refundColumns + `
+SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
+       coalesce(r.channel_refund_id, ''), r.refunded_at, ''
+  FROM refunds r
  WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3`
 
 // keysSQL: $1 order keys, $2 refund keys, $3 channel, $4 day start, $5 day
@@ -53,18 +63,90 @@ SELECT ` + refundColumns + `
 // returns how many there were.
 func (db *DB) LoadLocal(ctx context.Context, channel string, day reconcile.BusinessDay,
 	orderKeys, refundKeys []string, fn func(reconcile.LocalRecord) error) (int, error) {
-	n, err := db.streamLocal(ctx, channel, day, windowSQL, fn, channel, day.Start(), day.End())
+	var window []reconcile.LocalRecord
+	n, err := db.LoadWindow(ctx, channel, day, func(r *reconcile.LocalRow) error {
+		window = append(window, r.Record())
+		return nil
+	})
 	if err != nil {
 		return n, err
 	}
-	m, err := db.LoadLocalKeys(ctx, channel, day, orderKeys, refundKeys, fn)
+	var orders, refunds []string
+	for _, r := range window {
+		if r.Kind == reconcile.KindRefund {
+			refunds = append(refunds, r.RefundNo)
+		} else {
+			orders = append(orders, r.OrderNo)
+		}
+	}
+	idem := map[string]string{}
+	if err := db.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
+		idem[string(k)+"/"+key] = status
+		return nil
+	}); err != nil {
+		return n, err
+	}
+	for _, r := range window {
+		r.IdemStatus = idem[string(r.Kind)+"/"+r.Key()]
+		if err := fn(r); err != nil {
+			return n, err
+		}
+	}
+	m, err := db.LoadKeys(ctx, channel, day, orderKeys, refundKeys, func(r *reconcile.LocalRow) error { return fn(r.Record()) })
 	return n + m, err
 }
 
-// LoadLocalKeys streams the records with the given keys that are not in
-// the day's window of the channel: what LoadLocal adds to the window.
-func (db *DB) LoadLocalKeys(ctx context.Context, channel string, day reconcile.BusinessDay,
-	orderKeys, refundKeys []string, fn func(reconcile.LocalRecord) error) (int, error) {
+// IdemStatuses streams the status of the idempotency records of the given
+// order keys (scope payment) and refund keys (scope refund) that have one.
+func (db *DB) IdemStatuses(ctx context.Context, orderKeys, refundKeys []string,
+	fn func(kind reconcile.Kind, key, status string) error) error {
+	if len(orderKeys) == 0 && len(refundKeys) == 0 {
+		return nil
+	}
+	if orderKeys == nil {
+		orderKeys = []string{}
+	}
+	if refundKeys == nil {
+		refundKeys = []string{}
+	}
+	rows, err := db.pool.Query(ctx, `
+SELECT scope, idem_key, status FROM idempotency_records
+ WHERE (scope = 'payment' AND idem_key = ANY($1::text[])) OR (scope = 'refund' AND idem_key = ANY($2::text[]))`,
+		orderKeys, refundKeys)
+	if err != nil {
+		return fmt.Errorf("idempotency records: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var scope, key, status string
+		if err := rows.Scan(&scope, &key, &status); err != nil {
+			return fmt.Errorf("idempotency records: %w", interpretError(err))
+		}
+		kind := reconcile.KindPayment
+		if scope == "refund" {
+			kind = reconcile.KindRefund
+		}
+		if err := fn(kind, key, status); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("idempotency records: %w", interpretError(err))
+	}
+	return nil
+}
+
+// LoadWindow streams the channel's orders paid and refunds refunded on
+// day, as rows that borrow the driver's buffers. Their IdemStatus is empty:
+// ask IdemStatuses for the keys that need it.
+func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.BusinessDay, fn func(*reconcile.LocalRow) error) (int, error) {
+	return db.streamLocal(ctx, channel, day, windowSQL, fn, channel, day.Start(), day.End())
+}
+
+// LoadKeys streams the records with the given keys that are not in the
+// day's window of the channel: what LoadLocal adds to the window.
+func (db *DB) LoadKeys(ctx context.Context, channel string, day reconcile.BusinessDay,
+	orderKeys, refundKeys []string, fn func(*reconcile.LocalRow) error) (int, error) {
 	if len(orderKeys) == 0 && len(refundKeys) == 0 {
 		return 0, nil
 	}
@@ -79,32 +161,45 @@ func (db *DB) LoadLocalKeys(ctx context.Context, channel string, day reconcile.B
 	return db.streamLocal(ctx, channel, day, keysSQL, fn, orderKeys, refundKeys, channel, day.Start(), day.End())
 }
 
+// pgEpoch is where PostgreSQL's binary timestamps count from.
+var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// streamLocal reads the rows in binary and hands them over without
+// allocating per row: the text columns are the driver's bytes, the amount
+// and the time are decoded from their wire form.
 func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.BusinessDay, sql string,
-	fn func(reconcile.LocalRecord) error, args ...any) (int, error) {
+	fn func(*reconcile.LocalRow) error, args ...any) (int, error) {
 	loc := day.Location
 	if loc == nil {
 		loc = time.UTC
 	}
+	args = append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)
 	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return 0, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
 	}
 	defer rows.Close()
 	n := 0
-	var kind string
-	var settledAt *time.Time
+	var r reconcile.LocalRow
 	for rows.Next() {
-		var r reconcile.LocalRecord
-		if err := rows.Scan(&kind, &r.OrderNo, &r.RefundNo, &r.Amount, &r.Currency, &r.Status,
-			&r.ChannelTxnID, &settledAt, &r.IdemStatus); err != nil {
-			return n, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
+		v := rows.RawValues()
+		if len(v) != 9 || len(v[3]) != 8 {
+			return n, fmt.Errorf("load local records of %s %s: unexpected row shape", channel, day)
 		}
-		r.Kind = reconcile.Kind(kind)
-		if settledAt != nil {
-			r.SettledAt = settledAt.In(loc)
+		if string(v[0]) == "refund" {
+			r.Kind = reconcile.KindRefund
+		} else {
+			r.Kind = reconcile.KindPayment
+		}
+		r.OrderNo, r.RefundNo, r.Currency, r.Status, r.ChannelTxnID, r.IdemStatus = v[1], v[2], v[4], v[5], v[6], v[8]
+		r.Amount = int64(binary.BigEndian.Uint64(v[3]))
+		r.SettledAt = time.Time{}
+		if len(v[7]) == 8 {
+			us := int64(binary.BigEndian.Uint64(v[7]))
+			r.SettledAt = pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
 		}
 		n++
-		if err := fn(r); err != nil {
+		if err := fn(&r); err != nil {
 			return n, err
 		}
 	}

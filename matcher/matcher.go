@@ -15,6 +15,7 @@ package matcher
 
 import (
 	"fmt"
+	"hash/maphash"
 	"sort"
 	"strings"
 	"time"
@@ -30,13 +31,8 @@ type Options struct {
 	Grace time.Duration
 }
 
-type groupKey struct {
-	kind reconcile.Kind
-	key  string
-}
-
-// group is every row of the file that shares one key, the rows of earlier
-// files with that key, and the local record with that key once seen.
+// group is the rows of one key, as values: what classification works on,
+// built only for the keys that need more than a glance.
 type group struct {
 	rows    []reconcile.Transaction
 	earlier []reconcile.Transaction
@@ -47,7 +43,13 @@ type group struct {
 type Matcher struct {
 	day         reconcile.BusinessDay
 	opts        Options
-	groups      map[groupKey]*group
+	arena       arena
+	rows        []row
+	groups      []keyGroup
+	tab         table
+	locals      []localRow
+	words       []string // interned local and idempotency statuses
+	earlier     map[int32][]reconcile.Transaction
 	others      []reconcile.Transaction
 	prevPending []reconcile.Finding
 	reversed    []reconcile.Finding
@@ -56,20 +58,20 @@ type Matcher struct {
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
 	sorted     []hashedGroup // tonight's groups by key hash, for AddMemory
-	rows       int
+	rowCount   int
 	batchRows  int
 	localRows  int
 }
 
 // New returns a matcher for the business day.
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
-	return &Matcher{day: day, opts: opts, groups: map[groupKey]*group{}}
+	return &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}}
 }
 
 // AddRow indexes one settlement row. Rows of a kind the parser did not
 // recognise are kept aside and reported, never dropped.
 func (m *Matcher) AddRow(tx reconcile.Transaction) {
-	m.rows++
+	m.rowCount++
 	if tx.Kind == reconcile.KindBatch {
 		m.batchRows++ // fees and payouts of the batch: counted, not matched
 		return
@@ -78,23 +80,61 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 		m.others = append(m.others, tx)
 		return
 	}
-	k := groupKey{tx.Kind, tx.Key()}
-	g := m.groups[k]
-	if g == nil {
-		g = &group{}
-		m.groups[k] = g
+	kind := codeOfKind(tx.Kind)
+	r := row{
+		order: m.arena.add(tx.OrderNo), id: m.arena.add(tx.ChannelTxnID),
+		amount: tx.Amount, fee: tx.FeeMilli, at: unixNano(tx.OccurredAt), line: int32(tx.Line),
+		next: -1, cur: curOf(tx.Currency), kind: kind, status: statusCode(tx.Status),
 	}
-	g.rows = append(g.rows, tx)
+	if tx.RefundNo != "" {
+		r.refund = m.arena.add(tx.RefundNo)
+	}
+	if tx.RawKind != "" {
+		r.rawKind = m.arena.add(tx.RawKind)
+	}
+	ri := int32(len(m.rows))
+	m.rows = append(m.rows, r)
+	gi := m.lookup(kind, tx.Key())
+	if gi < 0 {
+		key := r.order
+		if kind == 1 {
+			key = r.refund
+		}
+		gi = m.insert(kind, key)
+	}
+	g := &m.groups[gi]
+	if g.first < 0 {
+		g.first = ri
+	} else {
+		m.rows[g.last].next = ri
+	}
+	g.last = ri
+	g.n++
 }
 
 // Keys returns the order numbers and refund numbers of the rows seen so
 // far, sorted: the local records to look up whatever their date.
 func (m *Matcher) Keys() (orders, refunds []string) {
-	for k := range m.groups {
-		if k.kind == reconcile.KindRefund {
-			refunds = append(refunds, k.key)
+	return m.keys(false)
+}
+
+// LocalKeys returns the keys of tonight's file that no local record has
+// been added for yet: after the day's records, the few settled on another
+// day, to be looked up by key.
+func (m *Matcher) LocalKeys() (orders, refunds []string) {
+	return m.keys(true)
+}
+
+func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
+	for i := range m.groups {
+		g := &m.groups[i]
+		if withoutLocal && g.local >= 0 {
+			continue
+		}
+		if g.kind == 1 {
+			refunds = append(refunds, m.arena.str(g.key))
 		} else {
-			orders = append(orders, k.key)
+			orders = append(orders, m.arena.str(g.key))
 		}
 	}
 	sort.Strings(orders)
@@ -105,8 +145,8 @@ func (m *Matcher) Keys() (orders, refunds []string) {
 // AddEarlier takes a row of an earlier date's file with a key of this
 // file. Call it after the rows of this file; rows of other keys are ignored.
 func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
-	if g := m.groups[groupKey{tx.Kind, tx.Key()}]; g != nil {
-		g.earlier = append(g.earlier, tx)
+	if gi := m.lookup(codeOfKind(tx.Kind), tx.Key()); gi >= 0 && (tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund) {
+		m.earlier[gi] = append(m.earlier[gi], tx)
 	}
 }
 
@@ -130,12 +170,19 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // settled. Other records are not this run's business.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	m.localRows++
-	if g := m.groups[groupKey{rec.Kind, rec.Key()}]; g != nil {
-		if g.local == nil {
-			r := rec
-			g.local = &r
+	if rec.Kind == reconcile.KindPayment || rec.Kind == reconcile.KindRefund {
+		if gi := m.lookup(codeOfKind(rec.Kind), rec.Key()); gi >= 0 {
+			if m.groups[gi].local < 0 {
+				l := localRow{
+					order: m.arena.add(rec.OrderNo), refund: m.arena.add(rec.RefundNo), id: m.arena.add(rec.ChannelTxnID),
+					amount: rec.Amount, cur: curOf(rec.Currency), kind: codeOfKind(rec.Kind),
+					status: m.intern(rec.Status), idem: m.intern(rec.IdemStatus), at: unixNano(rec.SettledAt),
+				}
+				m.groups[gi].local = int32(len(m.locals))
+				m.locals = append(m.locals, l)
+			}
+			return
 		}
-		return
 	}
 	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) || rec.SeenBefore {
 		return
@@ -146,33 +193,98 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	m.unseenSeen = append(m.unseenSeen, false)
 }
 
-// LocalKeys returns the keys of tonight's file that no local record has
-// been added for yet: after the day's records, the few settled on another
-// day, to be looked up by key.
-func (m *Matcher) LocalKeys() (orders, refunds []string) {
-	for k, g := range m.groups {
-		if g.local != nil {
-			continue
+// AddLocalRow is AddLocal for a record that borrows the driver's buffers:
+// a record with rows tonight is copied into the index without allocating.
+func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
+	if r.Kind == reconcile.KindPayment || r.Kind == reconcile.KindRefund {
+		kind := codeOfKind(r.Kind)
+		key := r.OrderNo
+		if kind == 1 {
+			key = r.RefundNo
 		}
-		if k.kind == reconcile.KindRefund {
-			refunds = append(refunds, k.key)
-		} else {
-			orders = append(orders, k.key)
+		if gi := m.lookupBytes(kind, key); gi >= 0 {
+			m.localRows++
+			if m.groups[gi].local < 0 {
+				var cur [3]byte
+				copy(cur[:], r.Currency)
+				m.groups[gi].local = int32(len(m.locals))
+				m.locals = append(m.locals, localRow{
+					order: m.arena.addBytes(r.OrderNo), refund: m.arena.addBytes(r.RefundNo), id: m.arena.addBytes(r.ChannelTxnID),
+					amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt),
+					status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus),
+				})
+			}
+			return
 		}
 	}
-	sort.Strings(orders)
-	sort.Strings(refunds)
+	m.AddLocal(r.Record())
+}
+
+// IdemKeys returns the keys whose idempotency status can change the
+// outcome or its hint: those of groups that are not a plain match. A plain
+// match does not depend on it, so the status of the great majority of
+// keys is never read.
+func (m *Matcher) IdemKeys() (orders, refunds []string) {
+	for gi := range m.groups {
+		g := &m.groups[gi]
+		if g.local < 0 || m.plainMatch(int32(gi)) {
+			continue
+		}
+		if g.kind == 1 {
+			refunds = append(refunds, m.arena.str(g.key))
+		} else {
+			orders = append(orders, m.arena.str(g.key))
+		}
+	}
 	return orders, refunds
 }
 
-// Rows returns the payment and refund rows of this file, for the memory
-// of later nights.
+// SetIdem records the idempotency status of a key of the file.
+func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
+	if gi := m.lookup(codeOfKind(kind), key); gi >= 0 && m.groups[gi].local >= 0 {
+		m.locals[m.groups[gi].local].idem = m.intern(status)
+	}
+}
+
+// Rows returns the payment and refund rows of this file.
 func (m *Matcher) Rows() []reconcile.Transaction {
-	var out []reconcile.Transaction
-	for _, g := range m.groups {
-		out = append(out, g.rows...)
+	out := make([]reconcile.Transaction, len(m.rows))
+	for i := range m.rows {
+		out[i] = m.transaction(int32(i))
 	}
 	return out
+}
+
+// materialize returns group gi as values, for classification.
+func (m *Matcher) materialize(gi int32) *group {
+	g := &m.groups[gi]
+	out := &group{rows: make([]reconcile.Transaction, 0, g.n), earlier: m.earlier[gi]}
+	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
+		out.rows = append(out.rows, m.transaction(ri))
+	}
+	if g.local >= 0 {
+		out.local = m.local(g.local)
+	}
+	return out
+}
+
+// plainMatch reports whether group gi is one row that agrees with its
+// local record and has no history: the common case, decided without
+// building values.
+func (m *Matcher) plainMatch(gi int32) bool {
+	g := &m.groups[gi]
+	if g.n != 1 || g.local < 0 || len(m.earlier[gi]) > 0 {
+		return false
+	}
+	r, l := &m.rows[g.first], &m.locals[g.local]
+	if r.amount != l.amount || r.cur != l.cur {
+		return false
+	}
+	return localOutcome(m.words[l.status]) == statusCodes[r.status]
+}
+
+func localOutcome(status string) reconcile.TxnStatus {
+	return reconcile.LocalRecord{Status: status}.Outcome()
 }
 
 // Result is what the matcher found.
@@ -190,7 +302,7 @@ type Result struct {
 // Result classifies everything added so far.
 func (m *Matcher) Result() Result {
 	res := Result{
-		ChannelRows: m.rows,
+		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,
 		LocalRows:   m.localRows,
 		Counts:      map[reconcile.Category]int{},
@@ -204,8 +316,12 @@ func (m *Matcher) Result() Result {
 			res.Findings = append(res.Findings, f)
 		}
 	}
-	for _, g := range m.groups {
-		classify(g, add)
+	for gi := range m.groups {
+		if m.plainMatch(int32(gi)) {
+			res.Counts[reconcile.Matched]++
+			continue
+		}
+		classify(m.materialize(int32(gi)), add)
 	}
 	for i, rec := range m.unseen {
 		switch {
@@ -218,7 +334,7 @@ func (m *Matcher) Result() Result {
 		}
 	}
 	for _, p := range m.prevPending {
-		if m.groups[groupKey{p.Kind, p.Key()}] != nil {
+		if m.lookup(codeOfKind(p.Kind), p.Key()) >= 0 {
 			res.Resolved = append(res.Resolved, p.Ref)
 			continue
 		}
@@ -239,12 +355,12 @@ func (m *Matcher) Result() Result {
 
 // carries reports whether this file has the row a finding is about.
 func (m *Matcher) carries(f reconcile.Finding) bool {
-	g := m.groups[groupKey{f.Kind, f.Key()}]
-	if g == nil {
+	gi := m.lookup(codeOfKind(f.Kind), f.Key())
+	if gi < 0 {
 		return false
 	}
-	for _, r := range g.rows {
-		if r.ChannelTxnID == f.ChannelTxnID {
+	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
+		if string(m.arena.bytes(m.rows[ri].id)) == f.ChannelTxnID {
 			return true
 		}
 	}

@@ -32,24 +32,34 @@ type keyHash [16]byte
 
 // hashedGroup is a group of tonight's file under its key hash.
 type hashedGroup struct {
-	h keyHash
-	g *group
+	h  keyHash
+	gi int32
 }
 
 func hashKey(kind reconcile.Kind, key string) keyHash {
+	return hashKeyBytes(kind, []byte(key))
+}
+
+func hashKeyBytes(kind reconcile.Kind, key []byte) keyHash {
 	h := fnv.New128a()
 	h.Write([]byte(kind))
 	h.Write([]byte{0})
-	h.Write([]byte(key))
+	h.Write(key)
 	var k keyHash
 	h.Sum(k[:0])
 	return k
 }
 
-func hashID(id string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(id))
-	return h.Sum64()
+func hashID(id string) uint64 { return hashIDBytes([]byte(id)) }
+
+// hashIDBytes is FNV-1a, 64 bits, written out so it allocates nothing.
+func hashIDBytes(id []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range id {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
 }
 
 // idToken stands for a channel id known only by its hash: a row of an
@@ -73,17 +83,37 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 		if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
 			continue
 		}
-		k := hashKey(r.Kind, r.Key())
-		out = append(out, k[:]...)
-		out = binary.BigEndian.AppendUint64(out, hashID(r.ChannelTxnID))
-		out = binary.BigEndian.AppendUint64(out, uint64(r.Amount))
-		var cur [3]byte
-		copy(cur[:], r.Currency)
-		out = append(out, cur[:]...)
-		out = append(out, byte(slices.Index(statusCodes, r.Status)+1), kindCode(r.Kind), 0, 0, 0)
+		out = appendRecord(out, hashKey(r.Kind, r.Key()), hashID(r.ChannelTxnID), r.Amount, curOf(r.Currency), r.Status, r.Kind)
 	}
-	n := len(out) / recordSize
-	sort.Sort(records{out, n, make([]byte, recordSize)})
+	return sortRecords(out)
+}
+
+// Memory returns the memory blob of the rows added so far.
+func (m *Matcher) Memory() []byte {
+	out := make([]byte, 0, len(m.rows)*recordSize)
+	for i := range m.rows {
+		r := &m.rows[i]
+		kind := kindOf(r.kind)
+		key := r.order
+		if r.kind == 1 {
+			key = r.refund
+		}
+		out = appendRecord(out, hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
+			r.amount, r.cur, statusCodes[r.status], kind)
+	}
+	return sortRecords(out)
+}
+
+func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, status reconcile.TxnStatus, kind reconcile.Kind) []byte {
+	out = append(out, k[:]...)
+	out = binary.BigEndian.AppendUint64(out, id)
+	out = binary.BigEndian.AppendUint64(out, uint64(amount))
+	out = append(out, cur[:]...)
+	return append(out, byte(slices.Index(statusCodes, status)+1), kindCode(kind), 0, 0, 0)
+}
+
+func sortRecords(out []byte) []byte {
+	sort.Sort(records{out, len(out) / recordSize, make([]byte, recordSize)})
 	return out
 }
 
@@ -130,8 +160,9 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	n := len(blob) / recordSize
 	if m.sorted == nil {
 		m.sorted = make([]hashedGroup, 0, len(m.groups))
-		for k, g := range m.groups {
-			m.sorted = append(m.sorted, hashedGroup{hashKey(k.kind, k.key), g})
+		for gi := range m.groups {
+			g := &m.groups[gi]
+			m.sorted = append(m.sorted, hashedGroup{hashKeyBytes(kindOf(g.kind), m.arena.bytes(g.key)), int32(gi)})
 		}
 		slices.SortFunc(m.sorted, func(a, b hashedGroup) int { return bytes.Compare(a.h[:], b.h[:]) })
 	}
@@ -149,7 +180,9 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 			continue
 		}
 		i++
-		g := m.sorted[j].g
+		gi := m.sorted[j].gi
+		g := &m.groups[gi]
+		first := &m.rows[g.first]
 		status := reconcile.StatusSuccess
 		if c := int(rec[35]); c >= 1 && c <= len(statusCodes) {
 			status = statusCodes[c-1]
@@ -157,16 +190,16 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 		var idb [8]byte
 		copy(idb[:], rec[16:24])
 		e := reconcile.Transaction{
-			Kind:         g.rows[0].Kind,
-			OrderNo:      g.rows[0].OrderNo,
-			RefundNo:     g.rows[0].RefundNo,
+			Kind:         kindOf(g.kind),
+			OrderNo:      m.arena.str(first.order),
+			RefundNo:     m.arena.str(first.refund),
 			ChannelTxnID: "fp:" + hex.EncodeToString(idb[:]),
 			Amount:       int64(binary.BigEndian.Uint64(rec[24:32])),
 			Currency:     string(bytes.TrimRight(rec[32:35], "\x00")),
 			Status:       status,
 			OccurredAt:   date,
 		}
-		g.earlier = append(g.earlier, e)
+		m.earlier[gi] = append(m.earlier[gi], e)
 	}
 	for i, rec := range m.unseen {
 		if m.unseenSeen[i] {

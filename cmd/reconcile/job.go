@@ -235,21 +235,28 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	stage("parse")
 
-	if _, err := j.DB.LoadLocal(ctx, spec.Channel, spec.Day, nil, nil, func(r reconcile.LocalRecord) error {
-		m.AddLocal(r)
+	addLocal := func(r *reconcile.LocalRow) error {
+		m.AddLocalRow(r)
 		return nil
-	}); err != nil {
+	}
+	if _, err := j.DB.LoadWindow(ctx, spec.Channel, spec.Day, addLocal); err != nil {
 		return nil, err
 	}
 	orders, refunds := m.LocalKeys()
-	if _, err := j.DB.LoadLocalKeys(ctx, spec.Channel, spec.Day, orders, refunds, func(r reconcile.LocalRecord) error {
-		m.AddLocal(r)
-		return nil
-	}); err != nil {
+	if _, err := j.DB.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, addLocal); err != nil {
 		return nil, err
 	}
 	stage("local records")
 	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.AddMemory); err != nil {
+		return nil, err
+	}
+	// Only now is it known which keys do not simply match (a key settled on
+	// an earlier night does not): their idempotency status is read.
+	orders, refunds = m.IdemKeys()
+	if err := j.DB.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
+		m.SetIdem(k, key, status)
+		return nil
+	}); err != nil {
 		return nil, err
 	}
 	stage("memory")
@@ -311,7 +318,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
 	}
 
-	memory := matcher.EncodeMemory(m.Rows())
+	memory := m.Memory()
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
 		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
 		Summary: summary, WorkbookName: name, Workbook: workbook,

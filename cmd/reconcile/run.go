@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"time"
 
 	"reconcile"
@@ -28,6 +30,7 @@ the same date makes a new run that supersedes the earlier one.`
 
 type runFlags struct {
 	date, channel, file, format, tz, dsn, out, config string
+	cpuProfile                                        string
 	dryRun, force                                     bool
 }
 
@@ -44,11 +47,23 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.dryRun, "dry-run", false, "compute and report, write nothing to the database")
 	fs.BoolVar(&f.force, "force", false, "re-evaluate a file whose run already succeeded, instead of returning that run's result")
 	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if f.date == "" {
 		return usagef("run", "--date is required")
+	}
+	if f.cpuProfile != "" {
+		pf, err := os.Create(f.cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
 	}
 	cfg, err := LoadConfig(f.config)
 	if err != nil {

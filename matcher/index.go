@@ -1,0 +1,260 @@
+package matcher
+
+import (
+	"hash/maphash"
+	"time"
+
+	"reconcile"
+)
+
+// The index holds one side of a run — the file's rows, millions of them —
+// in a form the garbage collector need not look into: every string is a
+// span of one byte arena, and rows, groups and the hash table are slices of
+// plain values linked by index. A row costs its bytes and about 90 more,
+// and no pointers; findings are built as ordinary values only for the keys
+// that need them.
+
+// span is a string kept in the arena.
+type span struct{ off, n uint32 }
+
+type arena struct{ b []byte }
+
+func (a *arena) add(s string) span {
+	off := len(a.b)
+	a.b = append(a.b, s...)
+	return span{uint32(off), uint32(len(s))}
+}
+
+func (a *arena) addBytes(b []byte) span {
+	off := len(a.b)
+	a.b = append(a.b, b...)
+	return span{uint32(off), uint32(len(b))}
+}
+
+func (a *arena) bytes(s span) []byte { return a.b[s.off : s.off+s.n] }
+func (a *arena) str(s span) string   { return string(a.bytes(s)) }
+
+// kinds and statuses are stored as small codes.
+var kindCodes = []reconcile.Kind{reconcile.KindPayment, reconcile.KindRefund}
+
+func kindOf(code uint8) reconcile.Kind { return kindCodes[code] }
+
+func codeOfKind(k reconcile.Kind) uint8 {
+	if k == reconcile.KindRefund {
+		return 1
+	}
+	return 0
+}
+
+// row is one payment or refund row of the file.
+type row struct {
+	order, refund, id, rawKind span
+	amount, fee                int64
+	at                         int64 // unix nanoseconds
+	line                       int32
+	next                       int32 // the next row of the same key, or -1
+	cur                        [3]byte
+	kind, status               uint8
+}
+
+// localRow is the local record of a key of the file.
+type localRow struct {
+	order, refund, id span
+	amount            int64
+	at                int64 // settled at, unix nanoseconds; 0 when not settled
+	cur               [3]byte
+	kind              uint8
+	status, idem      uint16 // indexes into the matcher's interned words
+}
+
+// keyGroup is every row of the file with one key.
+type keyGroup struct {
+	key         span
+	kind        uint8
+	first, last int32 // rows
+	n           int32
+	local       int32 // the local record, or -1
+}
+
+// table finds a group by kind and key: open addressing over group
+// indexes (0 is empty, i+1 is group i).
+type table struct {
+	slots []int32
+	seed  maphash.Seed
+}
+
+func (t *table) hash(kind uint8, key []byte) uint64 {
+	return maphash.Bytes(t.seed, key) ^ (uint64(kind) * 0x9E3779B97F4A7C15)
+}
+
+func (t *table) hashString(kind uint8, key string) uint64 {
+	return maphash.String(t.seed, key) ^ (uint64(kind) * 0x9E3779B97F4A7C15)
+}
+
+func (m *Matcher) lookup(kind uint8, key string) int32 {
+	if len(m.tab.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(m.tab.slots) - 1)
+	for i := m.tab.hashString(kind, key) & mask; ; i = (i + 1) & mask {
+		s := m.tab.slots[i]
+		if s == 0 {
+			return -1
+		}
+		g := &m.groups[s-1]
+		if g.kind == kind && string(m.arena.bytes(g.key)) == key {
+			return s - 1
+		}
+	}
+}
+
+func (m *Matcher) lookupBytes(kind uint8, key []byte) int32 {
+	if len(m.tab.slots) == 0 {
+		return -1
+	}
+	mask := uint64(len(m.tab.slots) - 1)
+	for i := m.tab.hash(kind, key) & mask; ; i = (i + 1) & mask {
+		s := m.tab.slots[i]
+		if s == 0 {
+			return -1
+		}
+		g := &m.groups[s-1]
+		if g.kind == kind && string(m.arena.bytes(g.key)) == string(key) {
+			return s - 1
+		}
+	}
+}
+
+// insert adds a group for a key known to be absent.
+func (m *Matcher) insert(kind uint8, key span) int32 {
+	if 2*(len(m.groups)+1) > len(m.tab.slots) {
+		m.grow()
+	}
+	gi := int32(len(m.groups))
+	m.groups = append(m.groups, keyGroup{key: key, kind: kind, first: -1, last: -1, local: -1})
+	m.place(gi)
+	return gi
+}
+
+func (m *Matcher) place(gi int32) {
+	g := &m.groups[gi]
+	mask := uint64(len(m.tab.slots) - 1)
+	for i := m.tab.hash(g.kind, m.arena.bytes(g.key)) & mask; ; i = (i + 1) & mask {
+		if m.tab.slots[i] == 0 {
+			m.tab.slots[i] = gi + 1
+			return
+		}
+	}
+}
+
+func (m *Matcher) grow() {
+	n := 1024
+	for n < 4*(len(m.groups)+1) {
+		n *= 2
+	}
+	m.tab.slots = make([]int32, n)
+	for gi := range m.groups {
+		m.place(int32(gi))
+	}
+}
+
+// intern returns the code of a word (a local status, an idempotency
+// status), of which there are only a handful.
+func (m *Matcher) intern(w string) uint16 {
+	for i, x := range m.words {
+		if x == w {
+			return uint16(i)
+		}
+	}
+	m.words = append(m.words, w)
+	return uint16(len(m.words) - 1)
+}
+
+func (m *Matcher) internBytes(w []byte) uint16 {
+	for i, x := range m.words {
+		if x == string(w) {
+			return uint16(i)
+		}
+	}
+	m.words = append(m.words, string(w))
+	return uint16(len(m.words) - 1)
+}
+
+func curOf(s string) (c [3]byte) {
+	copy(c[:], s)
+	return c
+}
+
+func curString(c [3]byte) string {
+	n := 3
+	for n > 0 && c[n-1] == 0 {
+		n--
+	}
+	return string(c[:n])
+}
+
+// transaction rebuilds row i as a value.
+func (m *Matcher) transaction(i int32) reconcile.Transaction {
+	r := &m.rows[i]
+	return reconcile.Transaction{
+		Kind:         kindOf(r.kind),
+		OrderNo:      m.arena.str(r.order),
+		RefundNo:     m.arena.str(r.refund),
+		ChannelTxnID: m.arena.str(r.id),
+		Amount:       r.amount,
+		Currency:     curString(r.cur),
+		OccurredAt:   m.timeOf(r.at),
+		FeeMilli:     r.fee,
+		Status:       statusCodes[r.status],
+		RawKind:      m.arena.str(r.rawKind),
+		Line:         int(r.line),
+	}
+}
+
+// local rebuilds local record i as a value.
+func (m *Matcher) local(i int32) *reconcile.LocalRecord {
+	l := &m.locals[i]
+	rec := &reconcile.LocalRecord{
+		Kind:         kindOf(l.kind),
+		OrderNo:      m.arena.str(l.order),
+		RefundNo:     m.arena.str(l.refund),
+		Amount:       l.amount,
+		Currency:     curString(l.cur),
+		Status:       m.words[l.status],
+		ChannelTxnID: m.arena.str(l.id),
+		IdemStatus:   m.words[l.idem],
+	}
+	rec.SettledAt = m.timeOf(l.at)
+	return rec
+}
+
+// unixNano keeps a time as nanoseconds, the zero time as 0.
+func unixNano(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+func (m *Matcher) timeOf(ns int64) time.Time {
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns).In(m.loc())
+}
+
+func (m *Matcher) loc() *time.Location {
+	if m.day.Location == nil {
+		return time.UTC
+	}
+	return m.day.Location
+}
+
+func statusCode(s reconcile.TxnStatus) uint8 {
+	for i, x := range statusCodes {
+		if x == s {
+			return uint8(i)
+		}
+	}
+	return 0
+}

@@ -58,7 +58,7 @@ var wxAliases = map[string]string{
 
 // wxSums are the detail columns the summary row totals; 手续费 has three
 // more decimals than the currency.
-var wxSums = []struct {
+var wxSums = [...]struct {
 	column string
 	fee    bool
 }{
@@ -105,6 +105,14 @@ type wxBill struct {
 	// 退款金额 when the layout lacks them.
 	payAmount, refundAmount string
 	sumIdx                  []int // field index of each wxSums column, -1 when absent
+
+	// Field indexes of the columns each row reads, -1 when absent, and
+	// the wxSums entries of the amount columns: looked up once in the
+	// header rather than by name on every row.
+	iTime, iTxnID, iOrderNo, iState, iCurrency int
+	iRefundNo, iRefundID, iRefundState         int
+	kPay, kRefund, kFee                        int
+	fields                                     []string // reused by every row
 
 	currency string
 	digits   int
@@ -278,19 +286,34 @@ func splitHeader(s string) []string {
 	return cells
 }
 
-// splitRow splits a data row: drop the first backtick, split on ",`",
-// which also drops each later field's backtick. A comma not followed by a
-// backtick is text.
-func splitRow(s string) ([]string, bool) {
+// splitRow splits a data row into dst[:0]: drop the first backtick, split
+// on ",`", which also drops each later field's backtick. A comma not
+// followed by a backtick is text.
+func splitRow(dst []string, s string) ([]string, bool) {
 	s = strings.TrimSpace(s)
 	if !strings.HasPrefix(s, "`") {
 		return nil, false
 	}
-	fields := strings.Split(s[1:], ",`")
-	for i, f := range fields {
-		fields[i] = strings.TrimSpace(f)
+	fields := dst[:0]
+	start := 1
+	for i := 1; i+1 < len(s); i++ {
+		if s[i] == ',' && s[i+1] == '`' {
+			fields = append(fields, trimSpace(s[start:i]))
+			i++
+			start = i + 1
+		}
 	}
-	return fields, true
+	return append(fields, trimSpace(s[start:])), true
+}
+
+// trimSpace is strings.TrimSpace, which a field starting and ending with
+// printable ASCII cannot change: most fields are, and the check is much
+// cheaper than the call on a bill of millions of fields.
+func trimSpace(s string) string {
+	if s != "" && s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return strings.TrimSpace(s)
 }
 
 func (b *wxBill) header(s string) error {
@@ -343,13 +366,33 @@ func (b *wxBill) header(s string) error {
 	}
 	b.sumIdx = make([]int, len(wxSums))
 	b.sums = make([]int64, len(wxSums))
+	b.kPay, b.kRefund, b.kFee = -1, -1, -1
 	for k, c := range wxSums {
 		b.sumIdx[k] = -1
 		if i, ok := b.cols[c.column]; ok {
 			b.sumIdx[k] = i
 		}
+		switch c.column {
+		case b.payAmount:
+			b.kPay = k
+		case b.refundAmount:
+			b.kRefund = k
+		case wxFee:
+			b.kFee = k
+		}
 	}
+	b.iTime, b.iTxnID, b.iOrderNo = b.index(wxTime), b.index(wxTxnID), b.index(wxOrderNo)
+	b.iState, b.iCurrency = b.index(wxState), b.index(wxCurrency)
+	b.iRefundNo, b.iRefundID, b.iRefundState = b.index(wxRefundNo), b.index(wxRefundID), b.index(wxRefundState)
 	return nil
+}
+
+// index is the field index of a canonical column, -1 when absent.
+func (b *wxBill) index(canon string) int {
+	if i, ok := b.cols[canon]; ok {
+		return i
+	}
+	return -1
 }
 
 func (b *wxBill) has(canon string) bool {
@@ -367,44 +410,57 @@ func (b *wxBill) name(canon string) string {
 
 func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 	opts := b.opts
-	f, ok := splitRow(s)
+	f, ok := splitRow(b.fields, s)
 	if !ok {
 		return reconcile.Transaction{}, opts.errorf(line, "", "detail row does not start with a backtick")
 	}
+	b.fields = f
 	if len(f) != len(b.names) {
 		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
 	}
-	for i, v := range f {
-		if !utf8.ValidString(v) {
-			return reconcile.Transaction{}, opts.errorf(line, b.names[i], "invalid UTF-8")
+	// The fields are the line cut at ASCII separators and trimmed of
+	// whole runes, so they are valid exactly when the line is: one pass
+	// over the line, and field by field only to name the bad one.
+	if !utf8.ValidString(s) {
+		for i, v := range f {
+			if !utf8.ValidString(v) {
+				return reconcile.Transaction{}, opts.errorf(line, b.names[i], "invalid UTF-8")
+			}
 		}
 	}
 	b.rows++
-	get := func(canon string) string {
-		if i, ok := b.cols[canon]; ok {
-			return f[i]
+	get := func(i int) string {
+		if i < 0 {
+			return ""
 		}
-		return ""
+		return f[i]
 	}
 
 	t := reconcile.Transaction{
-		RawKind:      get(wxState),
-		OrderNo:      get(wxOrderNo),
-		ChannelTxnID: get(wxTxnID),
-		Currency:     get(wxCurrency),
+		RawKind:      get(b.iState),
+		OrderNo:      get(b.iOrderNo),
+		ChannelTxnID: get(b.iTxnID),
+		Currency:     get(b.iCurrency),
 		Line:         line,
 	}
 	if t.RawKind == "" {
 		return t, opts.errorf(line, b.name(wxState), "empty 交易状态")
 	}
 	var err error
-	t.OccurredAt, err = time.ParseInLocation(wxTimeLayout, get(wxTime), b.loc)
-	if err != nil {
-		return t, opts.errorf(line, b.name(wxTime), "%q: want YYYY-MM-DD HH:MM:SS", get(wxTime))
-	}
-	digits, ok := reconcile.CurrencyDigits(t.Currency)
+	at := get(b.iTime)
+	t.OccurredAt, ok = dateTime(at, b.loc)
 	if !ok {
-		return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %q", t.Currency)
+		t.OccurredAt, err = time.ParseInLocation(wxTimeLayout, at, b.loc)
+		if err != nil {
+			return t, opts.errorf(line, b.name(wxTime), "%q: want YYYY-MM-DD HH:MM:SS", at)
+		}
+	}
+	digits := b.digits
+	if b.currency == "" || t.Currency != b.currency {
+		digits, ok = reconcile.CurrencyDigits(t.Currency)
+		if !ok {
+			return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %q", t.Currency)
+		}
 	}
 	if b.currency == "" {
 		b.currency, b.digits = t.Currency, digits
@@ -415,7 +471,7 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 	// Every totalled column is read on every row, whatever its kind, so
 	// the sums compare with the summary. An empty field counts as zero:
 	// which columns WeChat fills on unusual rows is not documented.
-	vals := make(map[string]int64, len(wxSums))
+	var vals [len(wxSums)]int64
 	for k, c := range wxSums {
 		i := b.sumIdx[k]
 		if i < 0 || f[i] == "" {
@@ -424,8 +480,10 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		var v int64
 		if c.fee {
 			// May be negative: a refund returns its share of the fee.
-			v, err = reconcile.ParseDecimal(f[i], digits+3)
-		} else {
+			if v, ok = signedDecimal(f[i], digits+3); !ok {
+				v, err = reconcile.ParseDecimal(f[i], digits+3)
+			}
+		} else if v, ok = plainDecimal(f[i], digits); !ok {
 			v, err = parseAmount(f[i], t.Currency)
 		}
 		if err != nil {
@@ -436,9 +494,16 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 			return t, opts.errorf(line, b.names[i], "column total overflows")
 		}
 		b.sums[k] = sum
-		vals[c.column] = v
+		vals[k] = v
 	}
-	t.FeeMilli = vals[wxFee]
+	// A missing column reads as zero, as an empty field does.
+	val := func(k int) int64 {
+		if k < 0 {
+			return 0
+		}
+		return vals[k]
+	}
+	t.FeeMilli = val(b.kFee)
 
 	switch strings.ToUpper(t.RawKind) {
 	case "SUCCESS":
@@ -447,10 +512,10 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		if t.OrderNo == "" {
 			return t, opts.errorf(line, b.name(wxOrderNo), "empty order number on a payment row")
 		}
-		if get(b.payAmount) == "" {
+		if get(b.sumIdx[b.kPay]) == "" {
 			return t, opts.errorf(line, b.name(b.payAmount), "empty amount")
 		}
-		t.Amount = vals[b.payAmount]
+		t.Amount = val(b.kPay)
 	case "REFUND":
 		t.Kind = reconcile.KindRefund
 		if b.refundAmount == "" {
@@ -458,17 +523,17 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		}
 		// Payment rows carry "0" as refund number; on a refund row it
 		// would become a key shared by unrelated refunds.
-		t.RefundNo = get(wxRefundNo)
+		t.RefundNo = get(b.iRefundNo)
 		if t.RefundNo == "" || t.RefundNo == "0" {
 			return t, opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%q)", t.RefundNo)
 		}
-		t.ChannelTxnID = get(wxRefundID)
-		if get(b.refundAmount) == "" {
+		t.ChannelTxnID = get(b.iRefundID)
+		if get(b.sumIdx[b.kRefund]) == "" {
 			return t, opts.errorf(line, b.name(b.refundAmount), "empty amount")
 		}
-		t.Amount = vals[b.refundAmount]
+		t.Amount = val(b.kRefund)
 		// 退款状态 is a snapshot taken when the bill was cut.
-		switch st := get(wxRefundState); strings.ToUpper(st) {
+		switch st := get(b.iRefundState); strings.ToUpper(st) {
 		case "SUCCESS":
 			t.Status = reconcile.StatusSuccess
 		case "PROCESSING", "CHANGE":
@@ -485,7 +550,7 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		// it has. A revoked payment moved no money; for an unknown word the
 		// outcome is not known, which processing says.
 		t.Kind = reconcile.KindOther
-		t.Amount = vals[b.payAmount]
+		t.Amount = val(b.kPay)
 		t.Status = reconcile.StatusProcessing
 		if strings.EqualFold(t.RawKind, "REVOKED") {
 			t.Status = reconcile.StatusFailed
@@ -520,7 +585,7 @@ func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
 		}
 		line++
 	}
-	vals, ok := splitRow(row)
+	vals, ok := splitRow(nil, row)
 	if !ok {
 		return opts.errorf(line, "", "summary row does not start with a backtick")
 	}

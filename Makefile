@@ -54,3 +54,9 @@ deps: ## PostgreSQL server binaries (apt) and Go modules, when missing
 
 clean: ## remove build outputs and $(OUT)/
 	rm -rf bin $(OUT)
+
+SIZE ?= 1M
+
+.PHONY: bench
+bench: ## generate SIZE rows per side (100k, 1M, 10M; default 1M) and time the job against the SQL baseline
+	$(GO) run ./cmd/reconbench -size $(SIZE)

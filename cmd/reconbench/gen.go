@@ -1,0 +1,510 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"reconcile"
+)
+
+// The data is made in blocks of blockOrders orders and blockRefunds
+// refunds, each block from its own seeded generator. A block can then be
+// made again on demand, so the files and every COPY stream the same rows
+// without holding ten million of them in memory, and every full block
+// carries every kind of anomaly, so even a tiny run tests each category.
+const (
+	blockOrders  = 2000
+	blockRefunds = blockOrders / 10
+)
+
+// businessDate is the date every generated row settles on, in UTC.
+var businessDate = time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
+
+const currency = "CNY"
+
+// Spec says how much data to make.
+type Spec struct {
+	Payments int    // local orders; refunds are a tenth of that
+	Seed     uint64 // the same seed gives byte-identical files
+}
+
+func (s Spec) refunds() int { return s.Payments / 10 }
+
+func (s Spec) blocks() int { return (s.Payments + blockOrders - 1) / blockOrders }
+
+// What is planted on one order or one refund.
+type plant uint8
+
+const (
+	normal plant = iota
+	amountOff
+	pendingInProgress // local PENDING with an IN_PROGRESS idempotency record: the crash window
+	pendingLost       // local PENDING, idempotency DONE: a lost callback
+	noLocal
+	noChannel
+	dupClean       // charged twice, same amount, new channel id: reversed automatically
+	dupOtherAmount // charged again for a different amount: review
+	dupIdemFailed  // charged twice, but the idempotency record says FAILED: review
+)
+
+// Per full block, payments: 12 anomalies in 2000 (0.6 %); refunds: 6 in
+// 200 (3 %, or refunds would need blocks too big for a quick test to hold
+// every category); together 18 in 2200 records, about 0.8 %.
+var paymentPlants = []plant{
+	amountOff, amountOff, pendingInProgress, pendingLost, noLocal, noLocal,
+	noChannel, noChannel, dupClean, dupClean, dupOtherAmount, dupIdemFailed,
+}
+
+// The refund block alternates the variant of the two anomalies that have
+// two, so both occur in any two consecutive blocks.
+func refundPlants(b int) []plant {
+	status, ambiguous := pendingInProgress, dupOtherAmount
+	if b%2 == 1 {
+		status, ambiguous = pendingLost, dupIdemFailed
+	}
+	return []plant{amountOff, status, noLocal, noChannel, dupClean, ambiguous}
+}
+
+type localOrder struct {
+	no        string
+	userID    int64
+	amount    int64
+	status    string
+	txnID     string // "" is NULL
+	createdAt time.Time
+	paidAt    time.Time // zero is NULL
+}
+
+type localRefund struct {
+	no, orderNo string
+	amount      int64
+	status      string
+	refundID    string // "" is NULL
+	createdAt   time.Time
+	refundedAt  time.Time // zero is NULL
+}
+
+type idemRecord struct {
+	scope, key, status, hash string
+	createdAt                time.Time
+}
+
+// chanRow is one settlement row, written to both file formats.
+type chanRow struct {
+	refund   bool
+	orderNo  string
+	refundNo string
+	txnID    string // the payment's WeChat order id (on refunds too)
+	refundID string // the refund's WeChat refund id
+	amount   int64  // minor units
+	at       time.Time
+	userID   int64
+	n        int // picks the descriptive columns
+}
+
+// channelID is the id the job keys the row by: the payment's, or the refund's.
+func (r chanRow) channelID() string {
+	if r.refund {
+		return r.refundID
+	}
+	return r.txnID
+}
+
+// feeMilli is the WeChat fee at 0.60 %, in thousandths of a minor unit,
+// so it is exact at five decimals; refunds return their share.
+func (r chanRow) feeMilli() int64 {
+	if r.refund {
+		return -r.amount * 6
+	}
+	return r.amount * 6
+}
+
+// Expected is what a correct reconciliation of the data must report.
+type Expected struct {
+	Counts       map[reconcile.Category]int
+	AutoReversed int
+}
+
+type block struct {
+	orders  []localOrder
+	refunds []localRefund
+	idem    []idemRecord
+	rows    []chanRow
+	want    Expected
+}
+
+func orderNo(i int) string  { return fmt.Sprintf("ORD20261128%08d", i) }
+func refundNo(j int) string { return fmt.Sprintf("RF20261128%08d", j) }
+
+// WeChat ids: 28 digits for payments, 29 for refunds. A duplicate's id
+// lives in its own range, so it never collides with a first charge.
+func txnID(i int) string       { return fmt.Sprintf("42000020261128%014d", i) }
+func dupTxnID(i int) string    { return fmt.Sprintf("42000020261128%014d", 50_000_000_000_000+i) }
+func refundID(j int) string    { return fmt.Sprintf("503000202611280%014d", j) }
+func dupRefundID(j int) string { return fmt.Sprintf("503000202611280%014d", 50_000_000_000_000+j) }
+
+// payAmount draws a basket: mostly small, some large, a few very large.
+func payAmount(rng *rand.Rand) int64 {
+	switch r := rng.IntN(100); {
+	case r < 70:
+		return 100 + rng.Int64N(19_900) // 1.00 – 199.99
+	case r < 95:
+		return 20_000 + rng.Int64N(180_000) // 200.00 – 1,999.99
+	default:
+		return 200_000 + rng.Int64N(1_800_000) // 2,000.00 – 19,999.99
+	}
+}
+
+// requestHash stands in for the hash of a request's parameters.
+func requestHash(scope string, n int) string {
+	x := uint64(n) * 0x9E3779B97F4A7C15
+	if scope == "refund" {
+		x ^= 0xD1B54A32D192ED03
+	}
+	x ^= x >> 31
+	x *= 0xBF58476D1CE4E5B9
+	x ^= x >> 29
+	return fmt.Sprintf("%016x", x)
+}
+
+// block makes block b. Everything
+// settles before 23:15 UTC, clear of the job's 30-minute cut-off window in
+// which a record missing from the file is pending rather than missing.
+func (s Spec) block(b int) block {
+	rng := rand.New(rand.NewPCG(s.Seed, uint64(b)))
+	first := b*blockOrders + 1
+	n := min(blockOrders, s.Payments-first+1)
+	var blk block
+	blk.want.Counts = map[reconcile.Category]int{}
+	count := func(c reconcile.Category) { blk.want.Counts[c]++ }
+
+	// Refund j is for order 10j, always a plain settled order, so the
+	// anomalies of the two sides stay independent: positions 9, 19, … of
+	// the block never get a payment anomaly.
+	var candidates []int
+	for p := range blockOrders {
+		if p%10 != 9 {
+			candidates = append(candidates, p)
+		}
+	}
+	kinds := make([]plant, blockOrders)
+	for k, pl := range paymentPlants {
+		c := k + rng.IntN(len(candidates)-k)
+		candidates[k], candidates[c] = candidates[c], candidates[k]
+		kinds[candidates[k]] = pl
+	}
+
+	// Positions in blk.orders of the block's orders, -1 when not local.
+	localAt := make([]int, n)
+	amounts := make([]int64, n)
+	times := make([]time.Time, n)
+	daySeconds := int64(23 * 3600)
+	for k := range n {
+		i := first + k
+		amount := payAmount(rng)
+		at := businessDate.Add(time.Duration(int64(i-1)*daySeconds/int64(s.Payments)+rng.Int64N(60)) * time.Second)
+		user := 1 + rng.Int64N(5_000_000)
+		amounts[k], times[k], localAt[k] = amount, at, -1
+		kind := kinds[k]
+
+		o := localOrder{no: orderNo(i), userID: user, amount: amount, status: reconcile.OrderPaid, txnID: txnID(i),
+			createdAt: at.Add(-time.Duration(5+rng.IntN(300)) * time.Second), paidAt: at}
+		idem := "DONE"
+		row := chanRow{orderNo: o.no, txnID: txnID(i), amount: amount, at: at, userID: user, n: i}
+		var dup *chanRow
+		switch kind {
+		case normal:
+			count(reconcile.Matched)
+		case amountOff:
+			d := 1 + rng.Int64N(500)
+			if amount > 1000 && rng.IntN(2) == 0 {
+				d = -d
+			}
+			o.amount += d
+			count(reconcile.AmountMismatch)
+		case pendingInProgress, pendingLost:
+			o.status, o.txnID, o.paidAt = "PENDING", "", time.Time{}
+			if kind == pendingInProgress {
+				idem = "IN_PROGRESS"
+			}
+			count(reconcile.StatusMismatch)
+		case noLocal:
+			count(reconcile.MissingLocal)
+		case noChannel:
+			count(reconcile.MissingChannel)
+		case dupClean, dupOtherAmount, dupIdemFailed:
+			d := row
+			d.txnID = dupTxnID(i)
+			d.at = at.Add(time.Duration(30+rng.IntN(570)) * time.Second)
+			if kind == dupOtherAmount {
+				d.amount += 1 + rng.Int64N(999)
+			}
+			if kind == dupIdemFailed {
+				idem = "FAILED"
+			}
+			dup = &d
+			count(reconcile.Matched)
+			count(reconcile.DuplicatePayment)
+			if kind == dupClean {
+				blk.want.AutoReversed++
+			}
+		}
+		if kind != noLocal {
+			localAt[k] = len(blk.orders)
+			blk.orders = append(blk.orders, o)
+			blk.idem = append(blk.idem, idemRecord{scope: "payment", key: o.no, status: idem,
+				hash: requestHash("payment", i), createdAt: o.createdAt})
+		}
+		if kind != noChannel {
+			blk.rows = append(blk.rows, row)
+		}
+		if dup != nil {
+			blk.rows = append(blk.rows, *dup)
+		}
+	}
+
+	firstRefund := b*blockRefunds + 1
+	nr := min(blockRefunds, s.refunds()-firstRefund+1)
+	if nr <= 0 {
+		return blk
+	}
+	rkinds := make([]plant, blockRefunds)
+	perm := rng.Perm(blockRefunds)
+	for k, pl := range refundPlants(b) {
+		rkinds[perm[k]] = pl
+	}
+	for q := range nr {
+		j := firstRefund + q
+		k := 10*j - first // the order's position in the block
+		orderAmount := amounts[k]
+		amount := orderAmount
+		full := j%3 == 0
+		if !full && orderAmount > 1 {
+			amount = 1 + rng.Int64N(orderAmount-1)
+		}
+		at := times[k].Add(time.Duration(30+rng.IntN(570)) * time.Second)
+		kind := rkinds[q]
+
+		r := localRefund{no: refundNo(j), orderNo: orderNo(10 * j), amount: amount, status: reconcile.RefundSucceeded,
+			refundID: refundID(j), createdAt: at.Add(-time.Duration(1+rng.IntN(20)) * time.Second), refundedAt: at}
+		idem := "DONE"
+		row := chanRow{refund: true, orderNo: r.orderNo, refundNo: r.no, txnID: txnID(10 * j), refundID: refundID(j),
+			amount: amount, at: at, userID: blk.orders[localAt[k]].userID, n: j}
+		var dup *chanRow
+		switch kind {
+		case normal:
+			count(reconcile.Matched)
+		case amountOff:
+			r.amount += 1 + rng.Int64N(100)
+			count(reconcile.AmountMismatch)
+		case pendingInProgress, pendingLost:
+			r.status, r.refundID, r.refundedAt = "PENDING", "", time.Time{}
+			if kind == pendingInProgress {
+				idem = "IN_PROGRESS"
+			}
+			count(reconcile.StatusMismatch)
+		case noLocal:
+			count(reconcile.MissingLocal)
+		case noChannel:
+			count(reconcile.MissingChannel)
+		case dupClean, dupOtherAmount, dupIdemFailed:
+			d := row
+			d.refundID = dupRefundID(j)
+			d.at = at.Add(time.Duration(30+rng.IntN(570)) * time.Second)
+			if kind == dupOtherAmount {
+				d.amount += 1 + rng.Int64N(100)
+			}
+			if kind == dupIdemFailed {
+				idem = "FAILED"
+			}
+			dup = &d
+			count(reconcile.Matched)
+			count(reconcile.DuplicateRefund)
+			if kind == dupClean {
+				blk.want.AutoReversed++
+			}
+		}
+		if kind != noLocal {
+			blk.refunds = append(blk.refunds, r)
+			blk.idem = append(blk.idem, idemRecord{scope: "refund", key: r.no, status: idem,
+				hash: requestHash("refund", j), createdAt: r.createdAt})
+			// The order's own status follows its refund; every one of
+			// these is still "paid", so the payment side is unaffected.
+			o := &blk.orders[localAt[k]]
+			switch {
+			case r.status == "PENDING":
+				o.status = reconcile.OrderRefunding
+			case full:
+				o.status = reconcile.OrderRefunded
+			}
+		}
+		if kind != noChannel {
+			blk.rows = append(blk.rows, row)
+		}
+		if dup != nil {
+			blk.rows = append(blk.rows, *dup)
+		}
+	}
+	return blk
+}
+
+// Files are the two settlement files of one generated data set.
+type Files struct {
+	CSV, WeChat string
+	Rows        int // channel rows in each file
+	Want        Expected
+}
+
+// WriteFiles writes the canonical CSV and the WeChat Pay ALL bill, the same
+// rows in the same order, into dir, and returns what reconciling them must
+// report.
+func WriteFiles(s Spec, dir string) (Files, error) {
+	f := Files{
+		CSV:    dir + "/shop-2026-11-28.csv",
+		WeChat: dir + "/wechat-2026-11-28-ALL.csv",
+		Want:   Expected{Counts: map[reconcile.Category]int{}},
+	}
+	cf, err := os.Create(f.CSV)
+	if err != nil {
+		return f, err
+	}
+	defer cf.Close()
+	wf, err := os.Create(f.WeChat)
+	if err != nil {
+		return f, err
+	}
+	defer wf.Close()
+	cw := bufio.NewWriterSize(cf, 1<<20)
+	ww := bufio.NewWriterSize(wf, 1<<20)
+	bill := newWeChatBill(ww)
+	cw.WriteString("type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status\n")
+	for b := range s.blocks() {
+		blk := s.block(b)
+		for c, n := range blk.want.Counts {
+			f.Want.Counts[c] += n
+		}
+		f.Want.AutoReversed += blk.want.AutoReversed
+		for _, r := range blk.rows {
+			writeCSVRow(cw, r)
+			bill.row(r)
+			f.Rows++
+		}
+	}
+	bill.summary()
+	for _, w := range []struct {
+		b *bufio.Writer
+		f *os.File
+	}{{cw, cf}, {ww, wf}} {
+		if err := w.b.Flush(); err != nil {
+			return f, err
+		}
+		if err := w.f.Close(); err != nil {
+			return f, err
+		}
+	}
+	return f, nil
+}
+
+func writeCSVRow(w *bufio.Writer, r chanRow) {
+	kind := "payment"
+	if r.refund {
+		kind = "refund"
+	}
+	// Every field is plain text without commas or quotes, so no quoting.
+	w.WriteString(kind)
+	w.WriteByte(',')
+	w.WriteString(r.orderNo)
+	w.WriteByte(',')
+	w.WriteString(r.refundNo)
+	w.WriteByte(',')
+	w.WriteString(r.channelID())
+	w.WriteByte(',')
+	w.WriteString(reconcile.FormatDecimal(r.amount, 2))
+	w.WriteString(",CNY,")
+	w.WriteString(r.at.Format(time.RFC3339))
+	w.WriteByte(',')
+	w.WriteString(reconcile.FormatDecimal(r.feeMilli(), 5))
+	w.WriteString(",SUCCESS\n")
+}
+
+const (
+	wxHeader = "交易时间,公众账号ID,商户号,特约商户号,设备号,微信订单号,商户订单号,用户标识,交易类型,交易状态,付款银行,货币种类," +
+		"应结订单金额,代金券金额,微信退款单号,商户退款单号,退款金额,充值券退款金额,退款类型,退款状态,商品名称,商户数据包," +
+		"手续费,费率,订单金额,申请退款金额,费率备注"
+	wxSummaryHeader = "总交易单数,应结订单总金额,退款总金额,充值券退款总金额,手续费总金额,订单总金额,申请退款总金额"
+)
+
+var (
+	wxTradeTypes = []string{"JSAPI", "NATIVE", "APP", "JSAPI", "MICROPAY"}
+	wxBanks      = []string{"OTHERS", "CMB_DEBIT", "ICBC_DEBIT", "CFT", "BOSH_CREDIT"}
+	// One body has a comma, as real ones do: the bill is split on ",`".
+	wxBodies = []string{"咖啡豆 500g", "T恤,白色 L码", "会员月卡", "蓝牙耳机", "数据线 1m", "绿茶礼盒"}
+)
+
+// wechatBill writes a WeChat Pay ALL trade bill as downloaded: UTF-8 with
+// a BOM, CRLF, backtick-prefixed fields, and a summary row that adds up.
+type wechatBill struct {
+	w                                     *bufio.Writer
+	rows                                  int64
+	settle, refunded, fee, order, applied int64
+}
+
+func newWeChatBill(w *bufio.Writer) *wechatBill {
+	w.WriteString("\uFEFF" + wxHeader + "\r\n")
+	return &wechatBill{w: w}
+}
+
+func (b *wechatBill) row(r chanRow) {
+	money := func(v int64) string { return reconcile.FormatDecimal(v, 2) }
+	state, refundID, refundNo, refundType, refundState := "SUCCESS", "0", "0", "", ""
+	settle, refunded, order, applied := r.amount, int64(0), r.amount, int64(0)
+	if r.refund {
+		state, refundID, refundNo, refundType, refundState = "REFUND", r.refundID, r.refundNo, "ORIGINAL", "SUCCESS"
+		settle, refunded, order, applied = 0, r.amount, 0, r.amount
+	}
+	device := ""
+	trade := wxTradeTypes[r.n%len(wxTradeTypes)]
+	if trade == "MICROPAY" {
+		device = "POS-01"
+	}
+	fields := []string{
+		r.at.Format("2006-01-02 15:04:05"), "wx2421b1c4370ec43b", "1900000109", "0", device,
+		r.txnID, r.orderNo, fmt.Sprintf("oUpF8u%022d", r.userID), trade, state,
+		wxBanks[r.n%len(wxBanks)], currency, money(settle), "0.00", refundID, refundNo,
+		money(refunded), "0.00", refundType, refundState, wxBodies[r.n%len(wxBodies)], "",
+		reconcile.FormatDecimal(r.feeMilli(), 5), "0.60%", money(order), money(applied), "",
+	}
+	writeBackticked(b.w, fields)
+	b.rows++
+	b.settle += settle
+	b.refunded += refunded
+	b.fee += r.feeMilli()
+	b.order += order
+	b.applied += applied
+}
+
+func (b *wechatBill) summary() {
+	b.w.WriteString(wxSummaryHeader + "\r\n")
+	money := func(v int64) string { return reconcile.FormatDecimal(v, 2) }
+	writeBackticked(b.w, []string{strconv.FormatInt(b.rows, 10), money(b.settle), money(b.refunded), "0.00",
+		reconcile.FormatDecimal(b.fee, 5), money(b.order), money(b.applied)})
+}
+
+func writeBackticked(w io.StringWriter, fields []string) {
+	var sb strings.Builder
+	for i, f := range fields {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteByte('`')
+		sb.WriteString(f)
+	}
+	sb.WriteString("\r\n")
+	w.WriteString(sb.String())
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+
+	"reconcile"
+)
+
+// JobResult is one timed `reconcile run`.
+type JobResult struct {
+	Input       string
+	Channel     string
+	Wall        time.Duration
+	MaxRSSKiB   int64
+	Stages      []Stage
+	ChannelRows int
+	Got         Expected
+}
+
+// Stage is one entry of the job's "stages:" line.
+type Stage struct {
+	Name string
+	Took time.Duration
+}
+
+// stage returns the time of the named stage, and whether the job reported it.
+func (r JobResult) stage(name string) (time.Duration, bool) {
+	for _, s := range r.Stages {
+		if s.Name == name {
+			return s.Took, true
+		}
+	}
+	return 0, false
+}
+
+type summaryJSON struct {
+	Status       string         `json:"status"`
+	ChannelRows  int            `json:"channel_rows"`
+	Counts       map[string]int `json:"counts"`
+	AutoReversed int            `json:"auto_reversed"`
+}
+
+// childEnv is the job's environment: ours without the Slack settings, so
+// a benchmark never posts an alert anywhere (it prints it instead).
+func childEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "SLACK_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// RunJob runs the reconcile binary once as a child process and measures it
+// from the outside: wall time from start to exit, and the peak resident set
+// the kernel reports for the child when it is reaped (wait4's rusage).
+func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) (JobResult, error) {
+	var res JobResult
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = childEnv()
+	var stderr bytes.Buffer
+	stdout, err := os.Create(filepath.Join(dir, filepath.Base(outDir)+".stdout"))
+	if err != nil {
+		return res, err
+	}
+	defer stdout.Close()
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+
+	start := time.Now()
+	err = cmd.Run()
+	res.Wall = time.Since(start)
+	if err != nil {
+		return res, fmt.Errorf("reconcile %s: %w\n%s", strings.Join(args[:1], " "), err, tail(stderr.String(), 20))
+	}
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		res.MaxRSSKiB = int64(ru.Maxrss)
+		if runtime.GOOS == "darwin" { // bytes there, KiB on Linux
+			res.MaxRSSKiB /= 1024
+		}
+	}
+	stages, ok := parseStages(stderr.String())
+	if !ok {
+		return res, fmt.Errorf("reconcile printed no \"stages:\" line:\n%s", tail(stderr.String(), 20))
+	}
+	res.Stages = stages
+
+	b, err := os.ReadFile(filepath.Join(outDir, "summary.json"))
+	if err != nil {
+		return res, err
+	}
+	var sum summaryJSON
+	if err := json.Unmarshal(b, &sum); err != nil {
+		return res, fmt.Errorf("%s: %w", filepath.Join(outDir, "summary.json"), err)
+	}
+	if sum.Status != "SUCCEEDED" {
+		return res, fmt.Errorf("summary.json says status %q", sum.Status)
+	}
+	res.ChannelRows = sum.ChannelRows
+	res.Got = Expected{Counts: map[reconcile.Category]int{}, AutoReversed: sum.AutoReversed}
+	for c, n := range sum.Counts {
+		res.Got.Counts[reconcile.Category(c)] = n
+	}
+	return res, nil
+}
+
+// parseStages reads the last "stages:" line the job printed, e.g.
+// "run X: 3 findings, …; stages: parse=1.9s earlier_rows=12ms …". Stage
+// names are taken as printed, so a stage added later is reported too.
+func parseStages(stderr string) ([]Stage, bool) {
+	var line string
+	for l := range strings.Lines(stderr) {
+		if _, after, ok := strings.Cut(l, "stages:"); ok {
+			line = after
+		}
+	}
+	if line == "" {
+		return nil, false
+	}
+	var out []Stage
+	for _, f := range strings.Fields(line) {
+		name, val, ok := strings.Cut(f, "=")
+		if !ok {
+			continue
+		}
+		d, err := time.ParseDuration(val)
+		if err != nil {
+			continue
+		}
+		out = append(out, Stage{Name: name, Took: d})
+	}
+	return out, len(out) > 0
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -57,9 +57,9 @@ func TestReadDecisions(t *testing.T) {
 		t.Fatalf("ReadDecisions: %v", err)
 	}
 	want := []reports.Decision{
-		{Row: 2, Ref: "run-1-0001", Version: 0, Decision: "approve", Reviewer: "li.wei", Note: "Checked with the channel: refund the difference."},
-		{Row: 4, Ref: "run-1-0003", Version: 0, Decision: "investigate", Note: "waiting on WeChat"},
-		{Row: 9, Ref: "run-1-0010", Version: 2, Decision: "reject", Reviewer: "zhang.san"},
+		{Sheet: "Review", Row: 2, Ref: "run-1-0001", Version: 0, Decision: "approve", Reviewer: "li.wei", Note: "Checked with the channel: refund the difference."},
+		{Sheet: "Review", Row: 4, Ref: "run-1-0003", Version: 0, Decision: "investigate", Note: "waiting on WeChat"},
+		{Sheet: "Review", Row: 9, Ref: "run-1-0010", Version: 2, Decision: "reject", Reviewer: "zhang.san"},
 	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
@@ -83,7 +83,7 @@ func TestReadDecisions(t *testing.T) {
 		if err != nil {
 			t.Fatalf("ReadDecisions: %v", err)
 		}
-		want := []reports.Decision{{Row: 3, Ref: "run-1-0002", Decision: "reject"}}
+		want := []reports.Decision{{Sheet: "Review", Row: 3, Ref: "run-1-0002", Decision: "reject"}}
 		if !slices.Equal(got, want) {
 			t.Errorf("got %+v, want %+v", got, want)
 		}

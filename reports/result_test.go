@@ -27,7 +27,7 @@ var shanghai = func() *time.Location {
 // testResult is a run with one finding of every category, in CNY, JPY, KWD
 // and USD, one of them reversed automatically. Refs follow report order:
 // run-1-0001 (O-100) to run-1-0010 (O-950).
-func testResult(t *testing.T) *reconcile.Result {
+func testResult(t testing.TB) *reconcile.Result {
 	t.Helper()
 	day, err := reconcile.NewBusinessDay("2026-11-28", shanghai)
 	if err != nil {

@@ -38,7 +38,11 @@ type Summary struct {
 	// a JSON number would be read as a float by most consumers.
 	MoneyAtRisk map[string]string `json:"money_at_risk"`
 	Workbook    string            `json:"workbook"` // file name of the review workbook
-	Error       string            `json:"error,omitempty"`
+	// ReviewLines is how many lines need review; ReviewCSV names the CSV
+	// export that holds them all when the workbook holds only the first.
+	ReviewLines int    `json:"review_lines"`
+	ReviewCSV   string `json:"review_csv,omitempty"`
+	Error       string `json:"error,omitempty"`
 }
 
 // NewSummary returns the summary of res; workbook is the workbook's file name.
@@ -63,6 +67,7 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 		Journals:     len(res.Journals),
 		MoneyAtRisk:  map[string]string{},
 		Workbook:     workbook,
+		ReviewLines:  res.NeedsReview(),
 		// The error text may quote a DSN handed down from the database
 		// driver; summary.json is shipped around like the alert is.
 		Error: RedactSecrets(run.Error),
@@ -77,6 +82,13 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 		s.MoneyAtRisk[cur] = reconcile.FormatAmount(v, cur)
 	}
 	return s
+}
+
+// SetWorkbook records what the written workbook holds: only the writer
+// knows whether the review lines needed a CSV export.
+func (s *Summary) SetWorkbook(info WorkbookInfo) {
+	s.ReviewLines = info.ReviewLines
+	s.ReviewCSV = info.CSV
 }
 
 // WriteSummary writes s as indented JSON to path, atomically.

@@ -1,10 +1,14 @@
 package reports
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,29 +79,191 @@ func WorkbookName(channel string, day reconcile.BusinessDay) string {
 	return "review-" + channel + "-" + day.String() + ".xlsx"
 }
 
-// WriteWorkbook writes the review workbook of res to path, atomically.
+// Excel holds 1,048,576 rows a sheet; the first is the header.
+const maxSheetLines = 1_048_575
+
+// defaultMaxLines is how many review lines a workbook holds unless told
+// otherwise: far more than a person works through in a morning, and few
+// enough for excelize, which holds about 4 KB a line while it builds the
+// workbook (BenchmarkWorkbookLarge).
+const defaultMaxLines = 100_000
+
+// WorkbookOptions bound the size of the review workbook.
+type WorkbookOptions struct {
+	// MaxLines is how many review lines the workbook holds, over all its
+	// Review sheets; 0 means 100,000. A run with more lines gets a CSV
+	// export of all of them beside the workbook.
+	MaxLines int
+	// SheetLines is how many review lines one Review sheet holds before
+	// they continue on "Review 2", "Review 3", …; 0 means 1,048,575, all
+	// that fits under the header in one Excel sheet.
+	SheetLines int
+}
+
+// WorkbookInfo says what a written workbook holds.
+type WorkbookInfo struct {
+	ReviewLines int      // lines of the run that need review
+	InWorkbook  int      // how many of them the workbook holds
+	Sheets      []string // the workbook's sheets, in order
+	// CSV is the file name of the export of all review lines, written
+	// beside the workbook; empty when the workbook holds them all.
+	CSV string
+}
+
+// ReviewCSVName is the file name of the export of all review lines of a
+// channel and day, written when they do not all fit in the workbook.
+func ReviewCSVName(channel string, day reconcile.BusinessDay) string {
+	return "review-" + channel + "-" + day.String() + ".csv"
+}
+
+// WriteWorkbook writes the review workbook of res to path, atomically,
+// with the default WorkbookOptions.
+func WriteWorkbook(path string, res *reconcile.Result) error {
+	_, err := WriteWorkbookWith(path, res, WorkbookOptions{})
+	return err
+}
+
+// WriteWorkbookWith writes the review workbook of res to path, atomically.
+// When the run has more review lines than opts.MaxLines, the workbook holds
+// the first MaxLines in report order and says so on its Summary sheet, and
+// all the lines go to a CSV file named by ReviewCSVName in path's
+// directory, written before the workbook so the file the workbook points
+// at is there when the workbook is. When they all fit, a CSV of that name
+// left by an earlier run of the same day is removed: it would contradict
+// the workbook beside it.
 //
 // It uses excelize's in-memory API rather than its StreamWriter: the
 // stream writer can only write a number through float64, and it drops
-// autofilters and data validations added after Flush. The review lines are
-// the few findings a person must read, so memory is not a concern.
-func WriteWorkbook(path string, res *reconcile.Result) error {
+// autofilters and data validations added after Flush. MaxLines is what
+// bounds its memory; the CSV export is written line by line.
+func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions) (WorkbookInfo, error) {
+	lay, err := newReviewLayout(res, opts)
+	if err != nil {
+		return WorkbookInfo{}, fmt.Errorf("write workbook %s: %w", path, err)
+	}
+	info := WorkbookInfo{ReviewLines: lay.lines, InWorkbook: lay.inWorkbook, CSV: lay.csv}
+	csvPath := filepath.Join(filepath.Dir(path), ReviewCSVName(res.Run.Channel, res.Run.Day))
+	if lay.csv != "" {
+		if err := writeReviewCSV(csvPath, res, runLocation(res)); err != nil {
+			return WorkbookInfo{}, err
+		}
+	}
 	f := excelize.NewFile()
 	defer f.Close()
-	if err := buildWorkbook(f, res); err != nil {
-		return fmt.Errorf("build workbook %s: %w", path, err)
+	if err := buildWorkbook(f, res, lay); err != nil {
+		return WorkbookInfo{}, fmt.Errorf("build workbook %s: %w", path, err)
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	info.Sheets = f.GetSheetList()
+	err = writeFileAtomic(path, func(w io.Writer) error {
 		_, err := f.WriteTo(w)
 		return err
 	})
+	if err != nil {
+		return WorkbookInfo{}, err
+	}
+	if lay.csv == "" {
+		if err := os.Remove(csvPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return WorkbookInfo{}, fmt.Errorf("remove stale %s: %w", csvPath, err)
+		}
+	}
+	return info, nil
 }
 
-func buildWorkbook(f *excelize.File, res *reconcile.Result) error {
+// reviewLayout is where the review lines of a run go.
+type reviewLayout struct {
+	lines      int      // lines that need review
+	inWorkbook int      // the first of them that the workbook holds
+	sheetLines int      // lines per Review sheet
+	sheets     []string // the Review sheets, at least one
+	csv        string   // file name of the full export, when needed
+}
+
+func newReviewLayout(res *reconcile.Result, opts WorkbookOptions) (reviewLayout, error) {
+	maxLines, sheetLines := opts.MaxLines, opts.SheetLines
+	if maxLines < 0 {
+		return reviewLayout{}, fmt.Errorf("max lines %d: want 0 for the default or more", maxLines)
+	}
+	if sheetLines < 0 || sheetLines > maxSheetLines {
+		return reviewLayout{}, fmt.Errorf("sheet lines %d: want 0 for the default or up to %d", sheetLines, maxSheetLines)
+	}
+	if maxLines == 0 {
+		maxLines = defaultMaxLines
+	}
+	if sheetLines == 0 {
+		sheetLines = maxSheetLines
+	}
+	lay := reviewLayout{lines: res.NeedsReview(), sheetLines: sheetLines}
+	lay.inWorkbook = min(lay.lines, maxLines)
+	if lay.inWorkbook < lay.lines {
+		lay.csv = ReviewCSVName(res.Run.Channel, res.Run.Day)
+	}
+	n := max(1, (lay.inWorkbook+sheetLines-1)/sheetLines)
+	for i := range n {
+		lay.sheets = append(lay.sheets, reviewSheetName(i+1))
+	}
+	return lay, nil
+}
+
+// reviewSheetName is the name of the n-th Review sheet, counting from 1.
+func reviewSheetName(n int) string {
+	if n == 1 {
+		return SheetReview
+	}
+	return SheetReview + " " + strconv.Itoa(n)
+}
+
+// reviewSheetNumber is the inverse of reviewSheetName: 0 for a sheet that
+// is not a Review sheet.
+func reviewSheetNumber(name string) int {
+	if name == SheetReview {
+		return 1
+	}
+	rest, ok := strings.CutPrefix(name, SheetReview+" ")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(rest)
+	if err != nil || n < 2 || reviewSheetName(n) != name {
+		return 0
+	}
+	return n
+}
+
+// note says in plain words where the review lines are; it goes on the
+// Summary sheet, the first thing a person opens.
+func (lay reviewLayout) note() string {
+	var b strings.Builder
+	if lay.csv != "" {
+		fmt.Fprintf(&b, "This workbook holds the first %d of %d lines that need review; all %d are in %s.",
+			lay.inWorkbook, lay.lines, lay.lines, lay.csv)
+	} else {
+		switch lay.lines {
+		case 0:
+			b.WriteString("No line needs review.")
+		case 1:
+			b.WriteString("The one line that needs review is in this workbook.")
+		default:
+			fmt.Fprintf(&b, "All %d lines that need review are in this workbook.", lay.lines)
+		}
+	}
+	if len(lay.sheets) > 1 {
+		fmt.Fprintf(&b, " The workbook's lines are on the sheets %s.", strings.Join(lay.sheets, ", "))
+	}
+	return b.String()
+}
+
+func runLocation(res *reconcile.Result) *time.Location {
+	if loc := res.Run.Day.Location; loc != nil {
+		return loc
+	}
+	return time.UTC
+}
+
+func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout) error {
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
 		return err
 	}
-	for _, name := range []string{SheetReview, SheetPending, SheetAutoReversed} {
+	for _, name := range slices.Concat(lay.sheets, []string{SheetPending, SheetAutoReversed}) {
 		if _, err := f.NewSheet(name); err != nil {
 			return err
 		}
@@ -106,14 +272,11 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result) error {
 	if err != nil {
 		return err
 	}
-	loc := res.Run.Day.Location
-	if loc == nil {
-		loc = time.UTC
-	}
-	if err := writeSummarySheet(&sheet{f: f, name: SheetSummary, st: st}, res, loc); err != nil {
+	loc := runLocation(res)
+	if err := writeSummarySheet(&sheet{f: f, name: SheetSummary, st: st}, res, lay, loc); err != nil {
 		return err
 	}
-	if err := writeReviewSheet(&sheet{f: f, name: SheetReview, st: st}, res, loc); err != nil {
+	if err := writeReviewSheets(f, st, res, lay, loc); err != nil {
 		return err
 	}
 	if err := writePendingSheet(&sheet{f: f, name: SheetPending, st: st}, res, loc); err != nil {
@@ -122,7 +285,7 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result) error {
 	return writeAutoSheet(&sheet{f: f, name: SheetAutoReversed, st: st}, res, loc)
 }
 
-func writeSummarySheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
+func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
 	run := res.Run
 	row := 1
 	s.text(1, row, "Reconciliation run")
@@ -153,6 +316,7 @@ func writeSummarySheet(s *sheet, res *reconcile.Result, loc *time.Location) erro
 	count("Local rows", res.LocalRows)
 	count("Auto reversed", res.AutoReversed())
 	count("Needs review", res.NeedsReview())
+	fact("Review lines", lay.note())
 	count("Journals", len(res.Journals))
 	risk := res.AtRisk()
 	for _, cur := range sortedCurrencies(risk) {
@@ -252,43 +416,55 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 	return out
 }
 
-func writeReviewSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
+// writeReviewSheets writes the first lay.inWorkbook review lines over the
+// Review sheets, lay.sheetLines to a sheet, each sheet a complete table of
+// its own so a person can filter and decide on any of them alone.
+func writeReviewSheets(f *excelize.File, st *styles, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
+	s := &sheet{f: f, name: lay.sheets[0], st: st}
 	s.header(reviewHeader)
-	versionCol := reviewColumn(colVersion)
-	row := 1
-	for _, f := range res.Findings {
-		if !f.NeedsReview() {
+	cells := make([]lineCell, len(reviewHeader))
+	row, line := 1, 0
+	for _, fd := range res.Findings {
+		if s.err != nil || line == lay.inWorkbook {
+			break
+		}
+		if !fd.NeedsReview() {
 			continue
 		}
+		if row-1 == lay.sheetLines {
+			if err := finishReviewSheet(s, row); err != nil {
+				return err
+			}
+			s = &sheet{f: f, name: lay.sheets[line/lay.sheetLines], st: st}
+			s.header(reviewHeader)
+			row = 1
+		}
 		row++
-		s.text(1, row, f.Ref)
-		s.text(2, row, string(f.Category))
-		s.text(3, row, f.OrderNo)
-		s.text(4, row, f.RefundNo)
-		s.text(5, row, f.ChannelTxnID)
-		s.text(6, row, f.OriginalTxnID)
-		s.text(7, row, f.LocalTxnID)
-		if f.HasLocal {
-			s.money(8, row, f.LocalAmount, f.LocalCurrency)
+		line++
+		reviewLine(fd, loc, cells)
+		for i, c := range cells {
+			switch c.kind {
+			case kindText:
+				s.text(i+1, row, c.text)
+			case kindMoney:
+				s.money(i+1, row, c.minor, c.currency)
+			case kindInt:
+				s.int(i+1, row, c.n)
+			}
 		}
-		if f.HasChannel {
-			s.money(9, row, f.ChannelAmount, f.Currency)
-		}
-		if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
-			s.money(10, row, f.ChannelAmount-f.LocalAmount, f.Currency)
-		}
-		s.text(11, row, reviewCurrency(f))
-		s.text(12, row, localTime(f.OccurredAt, loc))
-		s.text(13, row, reviewHint(f))
-		// Decision, Reviewer and Note are left for people. The version
-		// travels with the decision, so one made on a finding that has
-		// moved on since (decided elsewhere, superseded) can be refused
-		// instead of applied blind.
-		s.int(versionCol, row, findingVersion)
 	}
-	// The dropdown covers the data rows; with none it still covers the
-	// first, so the sheet looks the same every night.
-	last := max(row, 2)
+	if s.err != nil {
+		return s.err
+	}
+	return finishReviewSheet(s, row)
+}
+
+// finishReviewSheet adds the Decision dropdown over the data rows of a
+// Review sheet, lastRow the last of them, and freezes and filters it.
+func finishReviewSheet(s *sheet, lastRow int) error {
+	// With no data rows the dropdown still covers the first, so the sheet
+	// looks the same every night.
+	last := max(lastRow, 2)
 	decisionCol := s.colName(reviewColumn(colDecision))
 	dv := excelize.NewDataValidation(true)
 	dv.Sqref = fmt.Sprintf("%s2:%s%d", decisionCol, decisionCol, last)
@@ -299,8 +475,67 @@ func writeReviewSheet(s *sheet, res *reconcile.Result, loc *time.Location) error
 	if s.err == nil {
 		s.err = s.f.AddDataValidation(s.name, dv)
 	}
-	s.finish(len(reviewHeader), row, reviewWidths)
+	s.finish(len(reviewHeader), lastRow, reviewWidths)
 	return s.err
+}
+
+// cellKind is how a review line's cell is written: a workbook needs to
+// know a number from text, a CSV file only how to spell it.
+type cellKind int
+
+const (
+	kindBlank cellKind = iota
+	kindText
+	kindMoney
+	kindInt
+)
+
+// lineCell is one cell of a review line.
+type lineCell struct {
+	kind     cellKind
+	text     string
+	minor    int64
+	currency string
+	n        int
+}
+
+// reviewLine fills cells, one per reviewHeader column, with the review
+// line of f. The workbook and the CSV export both write lines from here,
+// so their columns cannot drift apart.
+func reviewLine(f reconcile.Finding, loc *time.Location, cells []lineCell) {
+	clear(cells)
+	text := func(col int, v string) {
+		if v != "" {
+			cells[col-1] = lineCell{kind: kindText, text: v}
+		}
+	}
+	money := func(col int, minor int64, currency string) {
+		cells[col-1] = lineCell{kind: kindMoney, minor: minor, currency: currency}
+	}
+	text(1, f.Ref)
+	text(2, string(f.Category))
+	text(3, f.OrderNo)
+	text(4, f.RefundNo)
+	text(5, f.ChannelTxnID)
+	text(6, f.OriginalTxnID)
+	text(7, f.LocalTxnID)
+	if f.HasLocal {
+		money(8, f.LocalAmount, f.LocalCurrency)
+	}
+	if f.HasChannel {
+		money(9, f.ChannelAmount, f.Currency)
+	}
+	if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
+		money(10, f.ChannelAmount-f.LocalAmount, f.Currency)
+	}
+	text(11, reviewCurrency(f))
+	text(12, localTime(f.OccurredAt, loc))
+	text(13, reviewHint(f))
+	// Decision, Reviewer and Note are left for people. The version
+	// travels with the decision, so one made on a finding that has
+	// moved on since (decided elsewhere, superseded) can be refused
+	// instead of applied blind.
+	cells[reviewColumn(colVersion)-1] = lineCell{kind: kindInt, n: findingVersion}
 }
 
 // findingVersion is the version a finding has when a run writes it.

@@ -1,0 +1,58 @@
+package reports
+
+import (
+	"bufio"
+	"encoding/csv"
+	"io"
+	"strconv"
+	"time"
+
+	"reconcile"
+)
+
+// writeReviewCSV writes every review line of res to path as CSV, with the
+// Review sheet's header and columns, atomically. Lines go out one at a
+// time as they are formatted, so a run with millions of them costs no
+// more memory than one with a few.
+//
+// Text is prefixed as in the workbook (cellText): a CSV file opened in a
+// spreadsheet is read as formulas. Money is the plain decimal string of
+// reconcile.FormatAmount, a negative difference included, since a number
+// cannot turn into a formula.
+func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) error {
+	return writeFileAtomic(path, func(w io.Writer) error {
+		bw := bufio.NewWriterSize(w, 64<<10)
+		cw := csv.NewWriter(bw)
+		if err := cw.Write(reviewHeader); err != nil {
+			return err
+		}
+		cells := make([]lineCell, len(reviewHeader))
+		record := make([]string, len(reviewHeader))
+		for _, f := range res.Findings {
+			if !f.NeedsReview() {
+				continue
+			}
+			reviewLine(f, loc, cells)
+			for i, c := range cells {
+				switch c.kind {
+				case kindText:
+					record[i] = cellText(c.text)
+				case kindMoney:
+					record[i] = reconcile.FormatAmount(c.minor, c.currency)
+				case kindInt:
+					record[i] = strconv.Itoa(c.n)
+				default:
+					record[i] = ""
+				}
+			}
+			if err := cw.Write(record); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		if err := cw.Error(); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+}

@@ -26,6 +26,7 @@ type Run struct {
 	FileSHA256 string
 	DryRun     bool
 	Forced     bool // re-evaluated although a run of the same file succeeded
+	Shard      Shard
 	Status     RunStatus
 	StartedAt  time.Time // the run's one "now", fixed at its start
 	FinishedAt time.Time

@@ -21,10 +21,9 @@ const lockSpace = 0x5245434f // "RECO"
 // at once; the run record's lease covers a holder that is alive but stuck
 // or cut off, whose connection the server still believes in.
 type RunLock struct {
-	conn    *pgxpool.Conn
-	pid     uint32
-	channel string
-	date    time.Time
+	conn *pgxpool.Conn
+	pid  uint32
+	key  string
 }
 
 // PID is the server process holding the lock, recorded on the run so a
@@ -35,13 +34,13 @@ func (l *RunLock) PID() uint32 { return l.pid }
 // run holds it, that run's lease is watched: once it has expired, the
 // holder's server process is terminated and its run recorded as FAILED,
 // and the lock is taken over. poll is how often to try.
-func (db *DB) LockRun(ctx context.Context, channel string, day reconcile.BusinessDay, poll time.Duration) (*RunLock, error) {
+func (db *DB) LockRun(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard, poll time.Duration) (*RunLock, error) {
 	conn, err := db.pool.Acquire(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("lock run %s %s: %w", channel, day, interpretError(err))
 	}
-	l := &RunLock{conn: conn, pid: conn.Conn().PgConn().PID(), channel: channel, date: dateOf(day)}
-	key := channel + "/" + day.String()
+	key := channel + "/" + day.String() + "/" + shard.String()
+	l := &RunLock{conn: conn, pid: conn.Conn().PgConn().PID(), key: key}
 	for {
 		var got bool
 		err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1, hashtext($2))`, lockSpace, key).Scan(&got)
@@ -52,7 +51,7 @@ func (db *DB) LockRun(ctx context.Context, channel string, day reconcile.Busines
 		if got {
 			return l, nil
 		}
-		if err := db.takeOverExpired(ctx, channel, l.date); err != nil {
+		if err := db.takeOverExpired(ctx, channel, dateOf(day), shard); err != nil {
 			conn.Release()
 			return nil, fmt.Errorf("lock run %s %s: %w", channel, day, err)
 		}
@@ -66,14 +65,14 @@ func (db *DB) LockRun(ctx context.Context, channel string, day reconcile.Busines
 }
 
 // takeOverExpired ends the holder of an expired lease, if there is one.
-func (db *DB) takeOverExpired(ctx context.Context, channel string, date time.Time) error {
+func (db *DB) takeOverExpired(ctx context.Context, channel string, date time.Time, shard reconcile.Shard) error {
 	rows, err := db.pool.Query(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(),
        error = 'lease expired at ' || to_char(lease_until, 'YYYY-MM-DD HH24:MI:SS TZ') ||
                ': its holder was stuck or cut off, and was stopped',
        alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
- WHERE channel = $1 AND business_date = $2 AND status = 'RUNNING' AND lease_until < now()
-RETURNING holder_pid`, channel, date)
+ WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'RUNNING' AND lease_until < now()
+RETURNING holder_pid`, channel, date, shard.String())
 	if err != nil {
 		return interpretError(err)
 	}
@@ -127,8 +126,7 @@ func (l *RunLock) Release() {
 	defer func() { l.conn = nil }()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, lockSpace,
-		l.channel+"/"+l.date.Format(time.DateOnly)); err != nil {
+	if _, err := l.conn.Exec(ctx, `SELECT pg_advisory_unlock($1, hashtext($2))`, lockSpace, l.key); err != nil {
 		// Without a clean unlock the connection must not go back to the
 		// pool holding the lock.
 		l.conn.Conn().Close(ctx)
@@ -141,12 +139,12 @@ func (l *RunLock) Release() {
 // (killed, or cut off when the database went away). Such a run is not
 // alerted on its own: its process alerted what it could, and the run that
 // takes over reports on the date.
-func (db *DB) AbandonRuns(ctx context.Context, channel string, day reconcile.BusinessDay) (int, error) {
+func (db *DB) AbandonRuns(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard) (int, error) {
 	tag, err := db.pool.Exec(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(),
        error = 'abandoned: its process stopped before the run finished (killed, or the database went away)',
        alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
- WHERE channel = $1 AND business_date = $2 AND status = 'RUNNING'`, channel, dateOf(day))
+ WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'RUNNING'`, channel, dateOf(day), shard.String())
 	if err != nil {
 		return 0, fmt.Errorf("abandon runs of %s %s: %w", channel, day, interpretError(err))
 	}

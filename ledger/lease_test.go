@@ -18,13 +18,13 @@ import (
 func TestLockWaitsForTheHolder(t *testing.T) {
 	db, _ := ledgertest.DB(t)
 	ctx := context.Background()
-	first, err := db.LockRun(ctx, "wechatpay", testDay, 10*time.Millisecond)
+	first, err := db.LockRun(ctx, "wechatpay", testDay, reconcile.Shard{}, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := make(chan *ledger.RunLock)
 	go func() {
-		l, err := db.LockRun(ctx, "wechatpay", testDay, 10*time.Millisecond)
+		l, err := db.LockRun(ctx, "wechatpay", testDay, reconcile.Shard{}, 10*time.Millisecond)
 		if err != nil {
 			t.Error(err)
 		}
@@ -37,7 +37,7 @@ func TestLockWaitsForTheHolder(t *testing.T) {
 	}
 	// Another date is not held up.
 	other, _ := reconcile.NewBusinessDay("2026-11-29", testDay.Location)
-	l, err := db.LockRun(ctx, "wechatpay", other, 10*time.Millisecond)
+	l, err := db.LockRun(ctx, "wechatpay", other, reconcile.Shard{}, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func TestLockWaitsForTheHolder(t *testing.T) {
 func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	db, _ := ledgertest.DB(t)
 	ctx := context.Background()
-	stuck, err := db.LockRun(ctx, "wechatpay", testDay, 10*time.Millisecond)
+	stuck, err := db.LockRun(ctx, "wechatpay", testDay, reconcile.Shard{}, 10*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestExpiredLeaseIsTakenOver(t *testing.T) {
 	}
 
 	start := time.Now()
-	next, err := db.LockRun(ctx, "wechatpay", testDay, 50*time.Millisecond)
+	next, err := db.LockRun(ctx, "wechatpay", testDay, reconcile.Shard{}, 50*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,8 @@ func supersede(ctx context.Context, tx pgx.Tx, run reconcile.Run) error {
 UPDATE runs SET superseded_by = $1
  WHERE channel = $2 AND business_date = $3 AND status = 'SUCCEEDED'
    AND superseded_by IS NULL AND id <> $1
-RETURNING id`, run.ID, run.Channel, dateOf(run.Day))
+   AND (shard = $4 OR shard = '' OR $4 = '')
+RETURNING id`, run.ID, run.Channel, dateOf(run.Day), run.Shard.String())
 	if err != nil {
 		return err
 	}
@@ -81,14 +82,14 @@ type StoredRun struct {
 	AlertSent    bool
 }
 
-// LatestSuccess returns the newest successful run of channel and day that
-// no later run superseded, or reconcile.ErrNotFound.
-func (db *DB) LatestSuccess(ctx context.Context, channel string, day reconcile.BusinessDay) (StoredRun, error) {
+// LatestSuccess returns the newest successful run of channel, day and
+// shard that no later run superseded, or reconcile.ErrNotFound.
+func (db *DB) LatestSuccess(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard) (StoredRun, error) {
 	var id string
 	err := db.pool.QueryRow(ctx, `
 SELECT id FROM runs
- WHERE channel = $1 AND business_date = $2 AND status = 'SUCCEEDED' AND superseded_by IS NULL
- ORDER BY finished_at DESC LIMIT 1`, channel, dateOf(day)).Scan(&id)
+ WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'SUCCEEDED' AND superseded_by IS NULL
+ ORDER BY finished_at DESC LIMIT 1`, channel, dateOf(day), shard.String()).Scan(&id)
 	if err != nil {
 		return StoredRun{}, fmt.Errorf("latest run of %s %s: %w", channel, day, interpretError(err))
 	}
@@ -186,7 +187,7 @@ func (db *DB) HasSuccess(ctx context.Context, channel string, day reconcile.Busi
 	var ok bool
 	err := db.pool.QueryRow(ctx, `
 SELECT EXISTS (SELECT 1 FROM runs
- WHERE channel = $1 AND business_date = $2 AND file_sha256 = $3
+ WHERE channel = $1 AND business_date = $2 AND file_sha256 = $3 AND shard = ''
    AND status = 'SUCCEEDED' AND superseded_by IS NULL)`, channel, dateOf(day), sha).Scan(&ok)
 	if err != nil {
 		return false, fmt.Errorf("runs of %s %s: %w", channel, day, interpretError(err))

@@ -64,7 +64,7 @@ SELECT ` + refundColumns + `
 func (db *DB) LoadLocal(ctx context.Context, channel string, day reconcile.BusinessDay,
 	orderKeys, refundKeys []string, fn func(reconcile.LocalRecord) error) (int, error) {
 	var window []reconcile.LocalRecord
-	n, err := db.LoadWindow(ctx, channel, day, func(r *reconcile.LocalRow) error {
+	n, err := db.LoadWindow(ctx, channel, day, reconcile.Shard{}, func(r *reconcile.LocalRow) error {
 		window = append(window, r.Record())
 		return nil
 	})
@@ -137,11 +137,29 @@ SELECT scope, idem_key, status FROM idempotency_records
 }
 
 // LoadWindow streams the channel's orders paid and refunds refunded on
-// day, as rows that borrow the driver's buffers. Their IdemStatus is empty:
-// ask IdemStatuses for the keys that need it.
-func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.BusinessDay, fn func(*reconcile.LocalRow) error) (int, error) {
-	return db.streamLocal(ctx, channel, day, windowSQL, fn, channel, day.Start(), day.End())
+// day, of the shard's keys, as rows that borrow the driver's buffers.
+// Their IdemStatus is empty: ask IdemStatuses for the keys that need it.
+func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
+	fn func(*reconcile.LocalRow) error) (int, error) {
+	if shard.Whole() {
+		return db.streamLocal(ctx, channel, day, windowSQL, fn, channel, day.Start(), day.End())
+	}
+	return db.streamLocal(ctx, channel, day, shardWindowSQL, fn, channel, day.Start(), day.End(), shard.Count, shard.Index)
 }
+
+// shardWindowSQL is windowSQL for one shard: $4 shards, $5 this one.
+var shardWindowSQL = `
+SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
+       coalesce(o.channel_txn_id, ''), o.paid_at, ''
+  FROM orders o
+ WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3
+   AND ` + reconcile.ShardSQL("o.order_no", "$4::bigint") + ` = $5
+UNION ALL
+SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
+       coalesce(r.channel_refund_id, ''), r.refunded_at, ''
+  FROM refunds r
+ WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
+   AND ` + reconcile.ShardSQL("r.refund_no", "$4::bigint") + ` = $5`
 
 // LoadKeys streams the records with the given keys that are not in the
 // day's window of the channel: what LoadLocal adds to the window.

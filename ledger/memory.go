@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"reconcile"
 )
 
@@ -108,12 +110,13 @@ func (db *DB) PendingBefore(ctx context.Context, channel string, day reconcile.B
 // ReversedOnDate returns the findings of the current successful run of
 // channel and day that carry a reversal journal: a corrected file must
 // still carry their duplicates.
-func (db *DB) ReversedOnDate(ctx context.Context, channel string, day reconcile.BusinessDay) ([]reconcile.Finding, error) {
+func (db *DB) ReversedOnDate(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard) ([]reconcile.Finding, error) {
 	return db.queryFindings(ctx, "reversed findings of "+channel, `
   JOIN runs r ON r.id = f.run_id
  WHERE r.channel = $1 AND r.business_date = $2 AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+   AND (r.shard = $3 OR r.shard = '' OR $3 = '')
    AND f.journal_key IS NOT NULL
- ORDER BY f.id`, channel, dateOf(day))
+ ORDER BY f.id`, channel, dateOf(day), shard.String())
 }
 
 // StillOpen returns findings of channel that have waited for a decision
@@ -157,5 +160,80 @@ func (db *DB) LoadResult(ctx context.Context, runID string) (*reconcile.Result, 
 	if res.Findings, err = db.RunFindings(ctx, runID); err != nil {
 		return nil, err
 	}
+	rows, err := db.pool.Query(ctx, `
+SELECT idempotency_key, kind, channel, coalesce(order_no, ''), coalesce(refund_no, ''), channel_txn_id,
+       currency, amount, coalesce(memo, '')
+  FROM journals
+ WHERE idempotency_key IN (SELECT journal_key FROM findings WHERE run_id = $1 AND journal_key IS NOT NULL)
+ ORDER BY idempotency_key`, runID)
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: journals: %w", runID, interpretError(err))
+	}
+	res.Journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (reconcile.Journal, error) {
+		var j reconcile.Journal
+		err := row.Scan(&j.IdempotencyKey, &j.Kind, &j.Channel, &j.OrderNo, &j.RefundNo, &j.ChannelTxnID,
+			&j.Currency, &j.Amount, &j.Memo)
+		return j, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("load run %s: journals: %w", runID, interpretError(err))
+	}
 	return res, nil
+}
+
+// CurrentRuns returns the successful runs of channel and day that no
+// later run superseded: one for a date run whole, one per shard for a
+// date split across machines.
+func (db *DB) CurrentRuns(ctx context.Context, channel string, day reconcile.BusinessDay) ([]reconcile.Run, error) {
+	rows, err := db.pool.Query(ctx, `
+SELECT id FROM runs
+ WHERE channel = $1 AND business_date = $2 AND status = 'SUCCEEDED' AND superseded_by IS NULL
+ ORDER BY shard, finished_at`, channel, dateOf(day))
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s %s: %w", channel, day, interpretError(err))
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("runs of %s %s: %w", channel, day, interpretError(err))
+	}
+	var out []reconcile.Run
+	for _, id := range ids {
+		r, err := db.GetRun(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// ClaimReport records a report over the given runs and takes the right to
+// send its alert for hold. It is false when that alert was sent already or
+// is being sent: a report over the same shards is alerted once.
+func (db *DB) ClaimReport(ctx context.Context, id, channel string, day reconcile.BusinessDay, runIDs []string, hold time.Duration) (bool, error) {
+	if _, err := db.pool.Exec(ctx, `
+INSERT INTO shard_reports (id, channel, business_date, run_ids) VALUES ($1, $2, $3, $4)
+ON CONFLICT (id) DO NOTHING`, id, channel, dateOf(day), runIDs); err != nil {
+		return false, fmt.Errorf("claim report %s: %w", id, interpretError(err))
+	}
+	tag, err := db.pool.Exec(ctx, `
+UPDATE shard_reports SET alert_claimed_until = now() + $2::interval
+ WHERE id = $1 AND alert_sent_at IS NULL
+   AND (alert_claimed_until IS NULL OR alert_claimed_until < now())`, id, hold.String())
+	if err != nil {
+		return false, fmt.Errorf("claim report %s: %w", id, interpretError(err))
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReportAlertDone records how sending a claimed report alert went.
+func (db *DB) ReportAlertDone(ctx context.Context, id string, sendErr error) error {
+	sql := `UPDATE shard_reports SET alert_sent_at = now(), alert_claimed_until = NULL WHERE id = $1`
+	if sendErr != nil {
+		sql = `UPDATE shard_reports SET alert_claimed_until = NULL WHERE id = $1`
+	}
+	if _, err := db.pool.Exec(ctx, sql, id); err != nil {
+		return fmt.Errorf("record report alert %s: %w", id, interpretError(err))
+	}
+	return nil
 }

@@ -31,10 +31,10 @@ func (db *DB) StartRun(ctx context.Context, run reconcile.Run, lease Lease) erro
 	}
 	_, err := db.pool.Exec(ctx, `
 INSERT INTO runs (id, channel, business_date, format, file, file_sha256, status, started_at,
-                  forced, holder_pid, lease_until)
-VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + $10::interval)`,
+                  forced, holder_pid, lease_until, shard)
+VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + $10::interval, $11)`,
 		run.ID, run.Channel, dateOf(run.Day), run.Format, run.File, run.FileSHA256, nullTime(run.StartedAt),
-		run.Forced, pid, until)
+		run.Forced, pid, until, run.Shard.String())
 	if err != nil {
 		return fmt.Errorf("start run %s: %w", run.ID, interpretError(err))
 	}
@@ -184,8 +184,9 @@ func runIsRunning(ctx context.Context, q pgx.Tx, id string) error {
 // which are the ones that get lines.
 const postJournalsSQL = `
 INSERT INTO journals (idempotency_key, kind, channel, order_no, refund_no, channel_txn_id,
-                      currency, amount, memo, run_id)
-SELECT k, kind, ch, nullif(o, ''), nullif(r, ''), txn, cur, amt, nullif(memo, ''), $10
+                      currency, amount, memo, run_id, shard)
+SELECT k, kind, ch, nullif(o, ''), nullif(r, ''), txn, cur, amt, nullif(memo, ''), $10,
+       coalesce((SELECT shard FROM runs WHERE id = $10), '')
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
               $7::text[], $8::bigint[], $9::text[])
        WITH ORDINALITY AS j(k, kind, ch, o, r, txn, cur, amt, memo, ord)
@@ -255,7 +256,7 @@ var findingColumns = []string{
 	"run_id", "channel", "business_date", "category", "kind", "order_no", "refund_no",
 	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
-	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref",
+	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -287,7 +288,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.LocalTxnID), channelAmount, nullString(f.Currency), localAmount,
 			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
-			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref),
+			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
@@ -334,13 +335,17 @@ func (db *DB) GetRun(ctx context.Context, id string) (reconcile.Run, error) {
 		status     string
 		finishedAt *time.Time
 		errText    *string
+		shard      string
 	)
 	err := db.pool.QueryRow(ctx, `
-SELECT id, channel, business_date, format, file, file_sha256, status, started_at, finished_at, error
+SELECT id, channel, business_date, format, file, file_sha256, status, started_at, finished_at, error, shard
   FROM runs WHERE id = $1`, id).Scan(&r.ID, &r.Channel, &date, &r.Format, &r.File, &r.FileSHA256,
-		&status, &r.StartedAt, &finishedAt, &errText)
+		&status, &r.StartedAt, &finishedAt, &errText, &shard)
 	if err != nil {
 		return reconcile.Run{}, fmt.Errorf("get run %s: %w", id, interpretError(err))
+	}
+	if r.Shard, err = reconcile.ParseShard(shard); err != nil {
+		return reconcile.Run{}, fmt.Errorf("get run %s: %w", id, err)
 	}
 	r.Day = reconcile.BusinessDay{Date: date, Location: time.UTC}
 	r.Status = reconcile.RunStatus(status)

@@ -27,10 +27,14 @@ type Config struct {
 	StillOpenDays int `json:"still_open_days"`
 	// MemoryDays is how many earlier business dates' files a run looks
 	// back on for a key settled before (default 7).
-	MemoryDays int             `json:"memory_days"`
-	Schedule   ScheduleConfig  `json:"schedule"`
-	Slack      SlackConfig     `json:"slack"`
-	Channels   []ChannelConfig `json:"channels"`
+	MemoryDays int `json:"memory_days"`
+	// ReviewMaxLines is how many review lines a workbook holds (default
+	// 50,000); past it the workbook holds the first ones and says where
+	// the CSV export of all of them is.
+	ReviewMaxLines int             `json:"review_max_lines"`
+	Schedule       ScheduleConfig  `json:"schedule"`
+	Slack          SlackConfig     `json:"slack"`
+	Channels       []ChannelConfig `json:"channels"`
 }
 
 // ScheduleConfig says when `reconcile schedule` ticks.
@@ -170,6 +174,9 @@ func (c *Config) applyDefaults() {
 	}
 	if c.MemoryDays == 0 {
 		c.MemoryDays = 7
+	}
+	if c.ReviewMaxLines == 0 {
+		c.ReviewMaxLines = 50000
 	}
 	if c.Schedule.LookbackDays == 0 {
 		c.Schedule.LookbackDays = 7

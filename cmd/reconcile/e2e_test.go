@@ -395,3 +395,40 @@ func TestTwoReplicasTickAtOnce(t *testing.T) {
 	}
 	t.Logf("figures: two replicas ticking at once: %d runs for 3 dates, %d run alerts, %d overdue alert", runs, alerts, overdue)
 }
+
+// TestReviewPastTheWorkbookLimit: more review lines than the workbook is
+// configured to hold: it holds the first, and the full CSV export is
+// written beside it and named in summary.json.
+func TestReviewPastTheWorkbookLimit(t *testing.T) {
+	_, dsn, bill := setup(t)
+	cfg := writeConfig(t, map[string]any{"review_max_lines": 2})
+	c := newCLI(nil)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out, "--config", cfg)...); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, c.errb)
+	}
+	raw, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	var s struct {
+		ReviewLines int    `json:"review_lines"`
+		ReviewCSV   string `json:"review_csv"`
+	}
+	json.Unmarshal(raw, &s)
+	if s.ReviewLines != 6 || s.ReviewCSV != "review-wechatpay-2026-11-28.csv" {
+		t.Fatalf("summary: review_lines %d, review_csv %q; want 6 and the CSV", s.ReviewLines, s.ReviewCSV)
+	}
+	b, err := os.ReadFile(filepath.Join(out, s.ReviewCSV))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(b), "\n"); lines != 7 {
+		t.Errorf("CSV: %d lines, want header + 6", lines)
+	}
+	f, err := excelize.OpenFile(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if rows, _ := f.GetRows("Review"); len(rows) != 3 {
+		t.Errorf("workbook Review sheet: %d rows, want header + 2", len(rows))
+	}
+}

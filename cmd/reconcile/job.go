@@ -32,6 +32,9 @@ type RunSpec struct {
 	Force bool
 	// Grace is the cut-off window of the channel (see matcher.Options).
 	Grace time.Duration
+	// Shard, when not the whole, limits the run to the keys of one shard;
+	// `reconcile report` puts the shards' results together.
+	Shard reconcile.Shard
 	// Feed carries the channel's parser settings (Stripe metadata keys, a
 	// column mapping); its Location is the business day's.
 	Feed channelfeed.Options
@@ -67,6 +70,9 @@ type Job struct {
 	// MemoryDays is how many earlier business dates' files a run looks
 	// back on for duplicates across nights (default 7).
 	MemoryDays int
+	// ReviewMaxLines bounds the review lines a workbook holds; past it the
+	// workbook says where the full CSV export is (0: reports' default).
+	ReviewMaxLines int
 }
 
 func (j *Job) memoryDays() int {
@@ -124,6 +130,7 @@ func (j *Job) newRun(spec RunSpec) reconcile.Run {
 		File:      spec.File,
 		DryRun:    spec.DryRun,
 		Forced:    spec.Force,
+		Shard:     spec.Shard,
 		Status:    reconcile.RunRunning,
 		StartedAt: j.Now(),
 	}
@@ -148,20 +155,20 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		return j.evaluate(ctx, ctx, run, spec, func() {})
 	}
 
-	lock, err := j.DB.LockRun(ctx, spec.Channel, spec.Day, j.lockPoll())
+	lock, err := j.DB.LockRun(ctx, spec.Channel, spec.Day, spec.Shard, j.lockPoll())
 	if err != nil {
 		return nil, notStarted(err)
 	}
 	defer lock.Release()
 
 	// Holding the lock, a run of this date still RUNNING has no process.
-	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day); err != nil {
+	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day, spec.Shard); err != nil {
 		return nil, notStarted(err)
 	} else if n > 0 {
 		fmt.Fprintf(j.Log, "%s %s: %d run(s) left RUNNING by a stopped process recorded as FAILED\n", spec.Channel, spec.Day, n)
 	}
 	if !spec.Force {
-		prev, err := j.DB.LatestSuccess(ctx, spec.Channel, spec.Day)
+		prev, err := j.DB.LatestSuccess(ctx, spec.Channel, spec.Day, spec.Shard)
 		switch {
 		case err == nil && prev.Run.FileSHA256 == sha:
 			return j.replay(ctx, prev, spec)
@@ -224,6 +231,14 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace})
 	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
+		if !spec.Shard.Whole() {
+			keyed := tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund
+			// Rows without a key of ours (fees, unrecognised rows) belong
+			// to the first shard, so they are counted once.
+			if keyed && !spec.Shard.Has(tx.Key()) || !keyed && spec.Shard.Index != 0 {
+				return nil
+			}
+		}
 		m.AddRow(tx)
 		return nil
 	})
@@ -239,7 +254,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		m.AddLocalRow(r)
 		return nil
 	}
-	if _, err := j.DB.LoadWindow(ctx, spec.Channel, spec.Day, addLocal); err != nil {
+	if _, err := j.DB.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, addLocal); err != nil {
 		return nil, err
 	}
 	orders, refunds := m.LocalKeys()
@@ -265,9 +280,11 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return nil, err
 	}
 	for _, p := range pending {
-		m.AddPending(p)
+		if spec.Shard.Has(p.Key()) {
+			m.AddPending(p)
+		}
 	}
-	reversed, err := j.DB.ReversedOnDate(ctx, spec.Channel, spec.Day)
+	reversed, err := j.DB.ReversedOnDate(ctx, spec.Channel, spec.Day, spec.Shard)
 	if err != nil {
 		return nil, err
 	}
@@ -291,7 +308,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		Findings:    mres.Findings,
 		Journals:    compensate.Plan(spec.Channel, mres.Findings),
 	}
-	if j.StillOpenDays >= 0 {
+	if j.StillOpenDays >= 0 && spec.Shard.Whole() {
 		days := j.StillOpenDays
 		if days == 0 {
 			days = 3
@@ -306,13 +323,14 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	// same file again gets exactly them back.
 	name := reports.WorkbookName(spec.Channel, spec.Day)
 	stage("still open")
-	summary, workbook, err := renderReports(res, name)
+	rep, err := renderReports(res, name, j.ReviewMaxLines)
 	if err != nil {
 		return nil, fmt.Errorf("write reports: %w", err)
 	}
+	defer rep.close()
 	stage("reports")
 	if spec.DryRun {
-		if err := writeReports(spec.OutDir, summary, name, workbook); err != nil {
+		if err := rep.write(spec.OutDir); err != nil {
 			return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
 		}
 		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
@@ -321,7 +339,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	memory := m.Memory()
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
 		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
-		Summary: summary, WorkbookName: name, Workbook: workbook,
+		Summary: rep.summary, WorkbookName: name, Workbook: rep.workbook,
 	})
 	if err != nil {
 		return nil, err
@@ -333,10 +351,17 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	committed()
 	ctx = outer
 
-	if err := writeReports(spec.OutDir, summary, name, workbook); err != nil {
+	if err := rep.write(spec.OutDir); err != nil {
 		// The run's outcome is committed; a report that cannot be written
 		// is reported, not a reason to pretend the run failed.
 		return res, fmt.Errorf("run %s succeeded, but writing its reports failed: %w", run.ID, err)
+	}
+	if !spec.Shard.Whole() {
+		// One alert for all shards comes from `reconcile report`.
+		if err := j.DB.AlertDone(ctx, run.ID, nil); err != nil {
+			return res, err
+		}
+		return res, nil
 	}
 	if err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name)); err != nil {
 		return res, fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
@@ -436,30 +461,69 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 	return sendErr == nil, sendErr
 }
 
-// renderReports makes the run's summary.json and workbook in memory.
-func renderReports(res *reconcile.Result, workbookName string) (summary, workbook []byte, err error) {
+// rendered is a run's reports, made before its commit.
+type rendered struct {
+	summary, workbook []byte
+	workbookName      string
+	// csv is the full export of the review lines when the workbook holds
+	// only the first of them, in a temporary directory until written out.
+	csv, csvName string
+	dir          string
+}
+
+func (r *rendered) close() { os.RemoveAll(r.dir) }
+
+// renderReports makes the run's summary.json and workbook (and, past
+// maxLines review lines, the CSV export the workbook points to).
+func renderReports(res *reconcile.Result, workbookName string, maxLines int) (*rendered, error) {
 	dir, err := os.MkdirTemp("", "reconcile-reports-")
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	r := &rendered{workbookName: workbookName, dir: dir}
 	path := filepath.Join(dir, workbookName)
-	if err := reports.WriteWorkbook(path, res); err != nil {
-		return nil, nil, err
+	info, err := reports.WriteWorkbookWith(path, res, reports.WorkbookOptions{MaxLines: maxLines})
+	if err != nil {
+		r.close()
+		return nil, err
 	}
-	if workbook, err = os.ReadFile(path); err != nil {
-		return nil, nil, err
+	if r.workbook, err = os.ReadFile(path); err != nil {
+		r.close()
+		return nil, err
+	}
+	if info.CSV != "" {
+		r.csv, r.csvName = filepath.Join(dir, info.CSV), info.CSV
 	}
 	spath := filepath.Join(dir, "summary.json")
 	s := reports.NewSummary(res, workbookName)
+	s.SetWorkbook(info)
 	s.Replay = res.Replay
 	if err := reports.WriteSummary(spath, s); err != nil {
-		return nil, nil, err
+		r.close()
+		return nil, err
 	}
-	if summary, err = os.ReadFile(spath); err != nil {
-		return nil, nil, err
+	if r.summary, err = os.ReadFile(spath); err != nil {
+		r.close()
+		return nil, err
 	}
-	return summary, workbook, nil
+	return r, nil
+}
+
+// write puts the reports in the out directory.
+func (r *rendered) write(dir string) error {
+	if r.csv != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return err
+		}
+		b, err := os.ReadFile(r.csv)
+		if err != nil {
+			return err
+		}
+		if err := writeFileAtomic(filepath.Join(dir, r.csvName), b); err != nil {
+			return err
+		}
+	}
+	return writeReports(dir, r.summary, r.workbookName, r.workbook)
 }
 
 // writeReports puts a run's reports in its out directory.

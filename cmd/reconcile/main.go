@@ -68,6 +68,7 @@ var commands = []struct {
 	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL"},
 	{"review", "import the decisions written in a review workbook"},
 	{"alert", "send a run's alert that could not be sent"},
+	{"report", "one workbook, summary and alert for a date run as shards"},
 	{"help", "show this help, or a command's"},
 }
 
@@ -81,6 +82,7 @@ Usage:
   reconcile demo [--out DIR]
   reconcile review import FILE.xlsx [--reviewer NAME]
   reconcile alert --resend RUN_ID
+  reconcile run --shard I/N …  /  reconcile report --date D --channel C
   reconcile help [COMMAND]
 
 Commands:
@@ -139,6 +141,8 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return a.reviewCmd(ctx, rest)
 	case "alert":
 		return a.alertCmd(ctx, rest)
+	case "report":
+		return a.reportCmd(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return a.dispatch(ctx, []string{rest[0], "-h"})

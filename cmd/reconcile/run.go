@@ -30,7 +30,7 @@ the same date makes a new run that supersedes the earlier one.`
 
 type runFlags struct {
 	date, channel, file, format, tz, dsn, out, config string
-	cpuProfile                                        string
+	cpuProfile, shard                                 string
 	dryRun, force                                     bool
 }
 
@@ -48,6 +48,7 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.BoolVar(&f.force, "force", false, "re-evaluate a file whose run already succeeded, instead of returning that run's result")
 	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
+	fs.StringVar(&f.shard, "shard", "", "reconcile only shard `I/N` of the keys (0 <= I < N); 'reconcile report' joins the shards")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -134,6 +135,10 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 	default:
 		channels = cfg.Channels
 	}
+	shard, err := reconcile.ParseShard(f.shard)
+	if err != nil {
+		return nil, usagef("run", "--shard: %s", err)
+	}
 	var specs []RunSpec
 	for _, ch := range channels {
 		format := ch.Format
@@ -174,8 +179,11 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 		} else if len(channels) > 1 {
 			out = filepath.Join(out, ch.Name)
 		}
+		if !shard.Whole() {
+			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d", shard.Index, shard.Count))
+		}
 		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out,
-			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed()})
+			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed(), Shard: shard})
 	}
 	return specs, nil
 }
@@ -183,7 +191,8 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 // newJob returns a job configured by cfg, without its database.
 func (a *App) newJob(cfg Config, n reports.Notifier) *Job {
 	return &Job{Notifier: n, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top,
-		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays, MemoryDays: cfg.MemoryDays}
+		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays, MemoryDays: cfg.MemoryDays,
+		ReviewMaxLines: cfg.ReviewMaxLines}
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot

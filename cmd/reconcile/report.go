@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"reconcile"
+	"reconcile/ledger"
+	"reconcile/reports"
+)
+
+const reportSynopsis = `reconcile report --date YYYY-MM-DD --channel NAME [--shards N] [--tz ZONE]
+         [--out DIR] [--dsn DSN] [--config FILE]
+
+Puts together the runs of a date that was split across machines
+('reconcile run --shard I/N'): one workbook, one summary.json and one alert
+for all shards, written to DIR (default out/<date>/<channel>). Every shard
+must have run; with --shards N the command checks there are exactly N. The
+alert of the same set of shard runs is sent once, however often the report
+is made.`
+
+func (a *App) reportCmd(ctx context.Context, args []string) error {
+	fs := a.newFlagSet("report", reportSynopsis)
+	date := fs.String("date", "", "business date `YYYY-MM-DD` (required)")
+	channel := fs.String("channel", "", "channel `NAME` (required)")
+	shards := fs.Int("shards", 0, "expect exactly `N` shards (default: as many as ran)")
+	tz := fs.String("tz", "", "business time `ZONE` (default: the channel's)")
+	out := fs.String("out", "", "output `DIR` (default: out/<date>/<channel>)")
+	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	config := fs.String("config", "", "config `FILE` (JSON)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *date == "" || *channel == "" {
+		return usagef("report", "--date and --channel are required")
+	}
+	cfg, err := LoadConfig(*config)
+	if err != nil {
+		return usagef("report", "%s", err)
+	}
+	ch, ok := cfg.Channel(*channel)
+	if !ok {
+		ch = ChannelConfig{Name: *channel}
+	}
+	zone := ch.TimeZone
+	if zone == "" {
+		zone = defaultZone(ch.Format)
+	}
+	if *tz != "" {
+		zone = *tz
+	}
+	loc, err := time.LoadLocation(zone)
+	if err != nil {
+		return usagef("report", "--tz %q: not an IANA time zone", zone)
+	}
+	day, err := reconcile.NewBusinessDay(*date, loc)
+	if err != nil {
+		return usagef("report", "--date: %s", err)
+	}
+	if *out == "" {
+		*out = filepath.Join(cfg.OutDir, day.String(), *channel)
+	}
+	if *dsn == "" {
+		*dsn = a.Getenv(cfg.DatabaseURLEnv)
+	}
+	if *dsn == "" {
+		return usagef("report", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
+	}
+	db, err := ledger.Open(ctx, *dsn)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	job := a.newJob(cfg, a.notifier(cfg, false))
+	job.DB = db
+
+	res, id, err := combineShards(ctx, db, *channel, day, *shards)
+	if err != nil {
+		return err
+	}
+	if res.StillOpen, err = db.StillOpen(ctx, *channel, a.Now().AddDate(0, 0, -cfg.StillOpenDays), 50); err != nil {
+		return err
+	}
+	res.StillOpenDays = cfg.StillOpenDays
+	name := reports.WorkbookName(*channel, day)
+	rep, err := renderReports(res, name, job.ReviewMaxLines)
+	if err != nil {
+		return err
+	}
+	defer rep.close()
+	if err := rep.write(*out); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.Stdout, "%s %s: %d shard runs, %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
+		*channel, day, len(strings.Split(res.Run.File, ",")), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), *out)
+
+	runIDs := strings.Split(res.Run.FileSHA256, ",")
+	claimed, err := db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
+	if err != nil || !claimed {
+		return err
+	}
+	sendErr := job.Notifier.Notify(ctx, reports.RunMessage(res, job.Top), filepath.Join(*out, name))
+	if err := db.ReportAlertDone(ctx, id, sendErr); err != nil && sendErr == nil {
+		return err
+	}
+	if sendErr != nil {
+		return fmt.Errorf("report %s: the alert was not sent (make the report again to retry): %w", id, sendErr)
+	}
+	return nil
+}
+
+// combineShards puts the current runs of a date together as one result.
+// Its run id names the set of shard runs, so the same set is one report.
+func combineShards(ctx context.Context, db *ledger.DB, channel string, day reconcile.BusinessDay, want int) (*reconcile.Result, string, error) {
+	runs, err := db.CurrentRuns(ctx, channel, day)
+	if err != nil {
+		return nil, "", err
+	}
+	if len(runs) == 0 {
+		return nil, "", fmt.Errorf("%s %s: no successful run to report on", channel, day)
+	}
+	n := runs[0].Shard.Count
+	if runs[0].Shard.Whole() {
+		n = 1
+	}
+	if want > 0 && want != n {
+		return nil, "", fmt.Errorf("%s %s: the runs are split %d ways, not %d", channel, day, n, want)
+	}
+	seen := make([]bool, n)
+	for _, r := range runs {
+		c := r.Shard.Count
+		if r.Shard.Whole() {
+			c = 1
+		}
+		if c != n || seen[r.Shard.Index] {
+			return nil, "", fmt.Errorf("%s %s: the current runs mix shard splits (%s and %s): run every shard of one split again",
+				channel, day, runs[0].Shard, r.Shard)
+		}
+		seen[r.Shard.Index] = true
+	}
+	for i, ok := range seen {
+		if !ok {
+			return nil, "", fmt.Errorf("%s %s: shard %d/%d has not run yet", channel, day, i, n)
+		}
+	}
+
+	res := &reconcile.Result{Counts: map[reconcile.Category]int{}}
+	for _, c := range reconcile.Categories {
+		res.Counts[c] = 0
+	}
+	var ids, files []string
+	for _, r := range runs {
+		part, err := db.LoadResult(ctx, r.ID)
+		if err != nil {
+			return nil, "", err
+		}
+		ids = append(ids, r.ID)
+		files = append(files, r.File)
+		res.ChannelRows += part.ChannelRows
+		res.BatchRows += part.BatchRows
+		res.LocalRows += part.LocalRows
+		for c, v := range part.Counts {
+			res.Counts[c] += v
+		}
+		res.Findings = append(res.Findings, part.Findings...)
+		res.Journals = append(res.Journals, part.Journals...)
+		if res.Run.StartedAt.IsZero() || r.StartedAt.Before(res.Run.StartedAt) {
+			res.Run.StartedAt = r.StartedAt
+		}
+		if r.FinishedAt.After(res.Run.FinishedAt) {
+			res.Run.FinishedAt = r.FinishedAt
+		}
+	}
+	slices.Sort(ids)
+	sum := sha256.Sum256([]byte(strings.Join(ids, ",")))
+	id := "report-" + hex.EncodeToString(sum[:12])
+	reconcile.SortFindings(res.Findings)
+	res.Run.ID = id
+	res.Run.Channel = channel
+	res.Run.Day = day
+	res.Run.Format = runs[0].Format
+	res.Run.Status = reconcile.RunSucceeded
+	// The shards' files and runs, for the summary's facts.
+	res.Run.File = strings.Join(files, ",")
+	res.Run.FileSHA256 = strings.Join(ids, ",")
+	return res, id, nil
+}

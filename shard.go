@@ -1,0 +1,66 @@
+package reconcile
+
+import (
+	"crypto/md5"
+	"encoding/binary"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Shard is one part of a channel's date when the work is split across
+// machines by key: Index of Count, counted from 0. The zero Shard is the
+// whole, unsplit.
+//
+// A key belongs to shard uint32(first four bytes of MD5(key)) mod Count.
+// MD5 is not used for secrecy here: it is stable, evenly spread, and
+// PostgreSQL computes the same value in SQL (see ShardSQL), so the file's
+// rows and the local records split alike.
+type Shard struct {
+	Index, Count int
+}
+
+// ParseShard reads "I/N", such as "2/4"; "" is the whole.
+func ParseShard(s string) (Shard, error) {
+	if s == "" {
+		return Shard{}, nil
+	}
+	i, n, ok := strings.Cut(s, "/")
+	index, err1 := strconv.Atoi(i)
+	count, err2 := strconv.Atoi(n)
+	if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
+		return Shard{}, fmt.Errorf("shard %q: want I/N with 0 <= I < N, such as 0/4", s)
+	}
+	return Shard{index, count}, nil
+}
+
+// Whole reports whether the shard is the whole, unsplit work.
+func (s Shard) Whole() bool { return s.Count <= 1 }
+
+// String is "I/N", or "" for the whole.
+func (s Shard) String() string {
+	if s.Whole() {
+		return ""
+	}
+	return fmt.Sprintf("%d/%d", s.Index, s.Count)
+}
+
+// Has reports whether key belongs to the shard.
+func (s Shard) Has(key string) bool {
+	if s.Whole() {
+		return true
+	}
+	return ShardOf(key, s.Count) == s.Index
+}
+
+// ShardOf is the shard of a key among n.
+func ShardOf(key string, n int) int {
+	sum := md5.Sum([]byte(key))
+	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
+}
+
+// ShardSQL is ShardOf as a PostgreSQL expression of a text column, for n
+// shards given as a parameter: col and n are spliced in as written.
+func ShardSQL(col, n string) string {
+	return "((('x' || substr(md5(" + col + "), 1, 8))::bit(32)::bigint & 4294967295) % " + n + ")"
+}

@@ -101,7 +101,7 @@ type FileInfo struct {
 	Path   string
 	SHA256 string // hex of the file's bytes
 	Bytes  int64
-	Rows   int // rows emitted
+	Rows   int // rows emitted; for Fingerprint, the lines of the file
 }
 
 // ParseFile parses the file at path with format and returns what was read.
@@ -198,26 +198,39 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 }
 
 // Fingerprint returns the hex SHA-256 of the file at path, refusing what
-// ParseFile refuses. A run is keyed by it: the same file again is the same
-// run.
-func Fingerprint(path string) (string, error) {
+// ParseFile refuses, with its size and line count (before any
+// decompression: a hint of the rows to expect, not a promise). A run is
+// keyed by the hash: the same file again is the same run.
+func Fingerprint(path string) (FileInfo, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return "", statError(path, err)
+		return FileInfo{}, statError(path, err)
 	}
 	if err := checkRegular(path, st.Mode()); err != nil {
-		return "", err
+		return FileInfo{}, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", statError(path, err)
+		return FileInfo{}, statError(path, err)
 	}
 	defer f.Close()
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("read settlement file %s: %w", path, err)
+	info := FileInfo{Path: path}
+	buf := make([]byte, 1<<20)
+	for {
+		n, err := f.Read(buf)
+		h.Write(buf[:n])
+		info.Bytes += int64(n)
+		info.Rows += bytes.Count(buf[:n], []byte{'\n'})
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
+		}
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	info.SHA256 = hex.EncodeToString(h.Sum(nil))
+	return info, nil
 }
 
 func statError(path string, err error) error {

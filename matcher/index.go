@@ -149,7 +149,7 @@ func (m *Matcher) place(gi int32) {
 
 func (m *Matcher) grow() {
 	n := 1024
-	for n < 4*(len(m.groups)+1) {
+	for n < 2*len(m.tab.slots) || n < 4*(len(m.groups)+1) {
 		n *= 2
 	}
 	m.tab.slots = make([]int32, n)

@@ -29,6 +29,10 @@ type Options struct {
 	// the day's end and missing from the day's file is pending, expected
 	// in the next day's file, instead of missing_channel.
 	Grace time.Duration
+	// ExpectRows, when known, sizes the index once for about that many
+	// rows, instead of growing it by doubling: less copying, and no
+	// memory reserved for rows that never come.
+	ExpectRows int
 }
 
 // group is the rows of one key, as values: what classification works on,
@@ -65,7 +69,19 @@ type Matcher struct {
 
 // New returns a matcher for the business day.
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
-	return &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}}
+	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}}
+	if n := opts.ExpectRows; n > 0 {
+		m.rows = make([]row, 0, n)
+		m.groups = make([]keyGroup, 0, n)
+		m.locals = make([]localRow, 0, n)
+		m.arena.b = make([]byte, 0, n*56) // order number, channel id, some refund numbers
+		slots := 1024
+		for slots < 2*n {
+			slots *= 2
+		}
+		m.tab.slots = make([]int32, slots)
+	}
+	return m
 }
 
 // AddRow indexes one settlement row. Rows of a kind the parser did not
@@ -194,7 +210,9 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 }
 
 // AddLocalRow is AddLocal for a record that borrows the driver's buffers:
-// a record with rows tonight is copied into the index without allocating.
+// a record with rows tonight is copied into the index without allocating,
+// and its text only where it differs from the row's (the key is the same
+// by definition; the channel id and order number nearly always are).
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 	if r.Kind == reconcile.KindPayment || r.Kind == reconcile.KindRefund {
 		kind := codeOfKind(r.Kind)
@@ -204,15 +222,27 @@ func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 		}
 		if gi := m.lookupBytes(kind, key); gi >= 0 {
 			m.localRows++
-			if m.groups[gi].local < 0 {
+			g := &m.groups[gi]
+			if g.local < 0 {
 				var cur [3]byte
 				copy(cur[:], r.Currency)
-				m.groups[gi].local = int32(len(m.locals))
-				m.locals = append(m.locals, localRow{
-					order: m.arena.addBytes(r.OrderNo), refund: m.arena.addBytes(r.RefundNo), id: m.arena.addBytes(r.ChannelTxnID),
+				first := &m.rows[g.first]
+				l := localRow{
+					order: first.order, refund: first.refund, id: first.id,
 					amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt),
 					status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus),
-				})
+				}
+				if string(m.arena.bytes(l.order)) != string(r.OrderNo) {
+					l.order = m.arena.addBytes(r.OrderNo)
+				}
+				if string(m.arena.bytes(l.refund)) != string(r.RefundNo) {
+					l.refund = m.arena.addBytes(r.RefundNo)
+				}
+				if string(m.arena.bytes(l.id)) != string(r.ChannelTxnID) {
+					l.id = m.arena.addBytes(r.ChannelTxnID)
+				}
+				g.local = int32(len(m.locals))
+				m.locals = append(m.locals, l)
 			}
 			return
 		}

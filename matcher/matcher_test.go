@@ -545,3 +545,31 @@ func TestMemoryRoundTrip(t *testing.T) {
 		t.Errorf("damaged blob: got %v, want ErrMemory", err)
 	}
 }
+
+func BenchmarkMatch(b *testing.B) {
+	const n = 200000
+	rows := make([]reconcile.Transaction, n)
+	locals := make([]reconcile.LocalRecord, n)
+	for i := range rows {
+		key := fmt.Sprintf("ORD2026112800%07d", i)
+		rows[i] = pay(key, fmt.Sprintf("42000099992026112800%08d", i), int64(100+i%900), "10:00")
+		locals[i] = order(key, "PAID", int64(100+i%900), "10:00")
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for it := 0; it < b.N; it++ {
+		m := matcher.New(day, matcher.Options{ExpectRows: n})
+		for _, r := range rows {
+			m.AddRow(r)
+		}
+		for _, l := range locals {
+			m.AddLocal(l)
+		}
+		res := m.Result()
+		_ = m.Memory()
+		if res.Counts[reconcile.Matched] != n {
+			b.Fatalf("matched %d of %d", res.Counts[reconcile.Matched], n)
+		}
+	}
+	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}

@@ -38,6 +38,8 @@ type RunSpec struct {
 	// Feed carries the channel's parser settings (Stripe metadata keys, a
 	// column mapping); its Location is the business day's.
 	Feed channelfeed.Options
+
+	expectRows int // the file's line count, to size the index once
 }
 
 // Parse returns the parser options of the run.
@@ -146,11 +148,13 @@ func (e *notStartedError) Unwrap() error { return e.err }
 func notStarted(err error) error { return &notStartedError{err} }
 
 func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*reconcile.Result, error) {
-	sha, err := channelfeed.Fingerprint(spec.File)
+	file, err := channelfeed.Fingerprint(spec.File)
 	if err != nil {
 		return nil, notStarted(err)
 	}
+	sha := file.SHA256
 	run.FileSHA256 = sha
+	spec.expectRows = file.Rows
 	if spec.DryRun {
 		return j.evaluate(ctx, ctx, run, spec, func() {})
 	}
@@ -229,7 +233,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		stages = append(stages, reconcile.Stage{Name: name, Took: now.Sub(mark)})
 		mark = now
 	}
-	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace})
+	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
 	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
 		if !spec.Shard.Whole() {
 			keyed := tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund
@@ -292,6 +296,9 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		m.AddReversed(f)
 	}
 	mres := m.Result()
+	// The index is done with: its memory goes to the workbook step.
+	memory := m.Memory()
+	m = nil
 	stage("match")
 	for i := range mres.Findings {
 		mres.Findings[i].Ref = fmt.Sprintf("%s-%04d", run.ID, i+1)
@@ -336,7 +343,6 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
 	}
 
-	memory := m.Memory()
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
 		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
 		Summary: rep.summary, WorkbookName: name, Workbook: rep.workbook,

@@ -131,7 +131,7 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 				},
 				Deadline: ch.deadline(day.End()),
 			}
-			sha, err := channelfeed.Fingerprint(d.Spec.File)
+			file, err := channelfeed.Fingerprint(d.Spec.File)
 			if err != nil {
 				if !errors.Is(err, fs.ErrNotExist) {
 					// There but unreadable: a run says so, loudly.
@@ -143,7 +143,7 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 				due = append(due, d)
 				continue
 			}
-			done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, sha)
+			done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, file.SHA256)
 			if err != nil {
 				return nil, err
 			}

@@ -76,12 +76,16 @@ type keyGroup struct {
 	local       int32 // the local record, or -1
 }
 
-// table finds a group by kind and key: open addressing over group
-// indexes (0 is empty, i+1 is group i).
+// table finds a group by kind and key: open addressing over slots that
+// hold a group index (i+1; 0 is empty) in the low half and the top of the
+// key's hash in the high half, so a probe that meets another key is
+// nearly always told apart without reading the group or its key.
 type table struct {
-	slots []int32
+	slots []uint64
 	seed  maphash.Seed
 }
+
+func slotOf(gi int32, h uint64) uint64 { return h&^0xFFFFFFFF | uint64(uint32(gi+1)) }
 
 func (t *table) hash(kind uint8, key []byte) uint64 {
 	return maphash.Bytes(t.seed, key) ^ (uint64(kind) * 0x9E3779B97F4A7C15)
@@ -92,18 +96,26 @@ func (t *table) hashString(kind uint8, key string) uint64 {
 }
 
 func (m *Matcher) lookup(kind uint8, key string) int32 {
+	return m.lookupHashed(kind, key, m.tab.hashString(kind, key))
+}
+
+func (m *Matcher) lookupHashed(kind uint8, key string, h uint64) int32 {
 	if len(m.tab.slots) == 0 {
 		return -1
 	}
 	mask := uint64(len(m.tab.slots) - 1)
-	for i := m.tab.hashString(kind, key) & mask; ; i = (i + 1) & mask {
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := m.tab.slots[i]
 		if s == 0 {
 			return -1
 		}
-		g := &m.groups[s-1]
+		if s>>32 != h>>32 {
+			continue
+		}
+		gi := int32(uint32(s)) - 1
+		g := &m.groups[gi]
 		if g.kind == kind && string(m.arena.bytes(g.key)) == key {
-			return s - 1
+			return gi
 		}
 	}
 }
@@ -112,36 +124,46 @@ func (m *Matcher) lookupBytes(kind uint8, key []byte) int32 {
 	if len(m.tab.slots) == 0 {
 		return -1
 	}
+	h := m.tab.hash(kind, key)
 	mask := uint64(len(m.tab.slots) - 1)
-	for i := m.tab.hash(kind, key) & mask; ; i = (i + 1) & mask {
+	for i := h & mask; ; i = (i + 1) & mask {
 		s := m.tab.slots[i]
 		if s == 0 {
 			return -1
 		}
-		g := &m.groups[s-1]
+		if s>>32 != h>>32 {
+			continue
+		}
+		gi := int32(uint32(s)) - 1
+		g := &m.groups[gi]
 		if g.kind == kind && string(m.arena.bytes(g.key)) == string(key) {
-			return s - 1
+			return gi
 		}
 	}
 }
 
-// insert adds a group for a key known to be absent.
-func (m *Matcher) insert(kind uint8, key span) int32 {
-	if 2*(len(m.groups)+1) > len(m.tab.slots) {
-		m.grow()
-	}
+// insert adds a group for a key known to be absent, whose hash is h.
+func (m *Matcher) insert(kind uint8, key span, h uint64) int32 {
 	gi := int32(len(m.groups))
 	m.groups = append(m.groups, keyGroup{key: key, kind: kind, first: -1, last: -1, local: -1})
-	m.place(gi)
+	if 2*(len(m.groups)+1) > len(m.tab.slots) {
+		m.grow() // places every group, the new one too
+		return gi
+	}
+	m.placeHashed(gi, h)
 	return gi
 }
 
 func (m *Matcher) place(gi int32) {
 	g := &m.groups[gi]
+	m.placeHashed(gi, m.tab.hash(g.kind, m.arena.bytes(g.key)))
+}
+
+func (m *Matcher) placeHashed(gi int32, h uint64) {
 	mask := uint64(len(m.tab.slots) - 1)
-	for i := m.tab.hash(g.kind, m.arena.bytes(g.key)) & mask; ; i = (i + 1) & mask {
+	for i := h & mask; ; i = (i + 1) & mask {
 		if m.tab.slots[i] == 0 {
-			m.tab.slots[i] = gi + 1
+			m.tab.slots[i] = slotOf(gi, h)
 			return
 		}
 	}
@@ -152,7 +174,7 @@ func (m *Matcher) grow() {
 	for n < 2*len(m.tab.slots) || n < 4*(len(m.groups)+1) {
 		n *= 2
 	}
-	m.tab.slots = make([]int32, n)
+	m.tab.slots = make([]uint64, n)
 	for gi := range m.groups {
 		m.place(int32(gi))
 	}

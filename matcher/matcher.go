@@ -79,7 +79,7 @@ func New(day reconcile.BusinessDay, opts Options) *Matcher {
 		for slots < 2*n {
 			slots *= 2
 		}
-		m.tab.slots = make([]int32, slots)
+		m.tab.slots = make([]uint64, slots)
 	}
 	return m
 }
@@ -110,13 +110,14 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	}
 	ri := int32(len(m.rows))
 	m.rows = append(m.rows, r)
-	gi := m.lookup(kind, tx.Key())
+	h := m.tab.hashString(kind, tx.Key())
+	gi := m.lookupHashed(kind, tx.Key(), h)
 	if gi < 0 {
 		key := r.order
 		if kind == 1 {
 			key = r.refund
 		}
-		gi = m.insert(kind, key)
+		gi = m.insert(kind, key, h)
 	}
 	g := &m.groups[gi]
 	if g.first < 0 {

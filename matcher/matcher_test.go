@@ -1,6 +1,7 @@
 package matcher_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strings"
@@ -592,4 +593,20 @@ func BenchmarkClassify(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+func TestMemoryIsSorted(t *testing.T) {
+	var rows []reconcile.Transaction
+	for i := 0; i < 5000; i++ {
+		rows = append(rows, pay(fmt.Sprintf("O%d", i), fmt.Sprintf("T%d", i), int64(i), "10:00"))
+	}
+	blob := matcher.EncodeMemory(rows)
+	if len(blob) != 5000*40 {
+		t.Fatalf("blob: %d bytes", len(blob))
+	}
+	for i := 1; i < 5000; i++ {
+		if bytes.Compare(blob[(i-1)*40:(i-1)*40+16], blob[i*40:i*40+16]) > 0 {
+			t.Fatalf("record %d is out of order", i)
+		}
+	}
 }

@@ -53,10 +53,13 @@ type Outcome struct {
 	// run found in its file, or did not.
 	Resolved, Escalated []string
 	// Summary and Workbook are the run's reports, kept so the same file
-	// again gets them back without the work being redone.
+	// again gets them back without the work being redone. When Reports is
+	// set, it gives them instead, called inside the transaction after the
+	// large writes: the caller can make them meanwhile.
 	Summary      []byte
 	WorkbookName string
 	Workbook     []byte
+	Reports      func() (summary, workbook []byte, err error)
 }
 
 // CompleteRun writes the whole outcome of a run in one transaction: its
@@ -109,6 +112,12 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		}
 		if err := remember(ctx, tx, run, o.MemoryRows, o.Memory); err != nil {
 			return fmt.Errorf("remember settled rows: %w", err)
+		}
+		if o.Reports != nil {
+			var err error
+			if o.Summary, o.Workbook, err = o.Reports(); err != nil {
+				return err
+			}
 		}
 		tag, err := tx.Exec(ctx, `
 UPDATE runs

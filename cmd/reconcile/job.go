@@ -330,13 +330,44 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	// same file again gets exactly them back.
 	name := reports.WorkbookName(spec.Channel, spec.Day)
 	stage("still open")
-	rep, err := renderReports(res, name, j.ReviewMaxLines)
-	if err != nil {
-		return nil, fmt.Errorf("write reports: %w", err)
+	// The reports are made on the other core while the database writes
+	// the findings, journals and memory; the commit waits for them.
+	type made struct {
+		rep  *rendered
+		err  error
+		took time.Duration
 	}
-	defer rep.close()
-	stage("reports")
+	reportsDone := make(chan made, 1)
+	go func() {
+		start := time.Now()
+		rep, err := renderReports(res, name, j.ReviewMaxLines)
+		reportsDone <- made{rep, err, time.Since(start)}
+	}()
+	var rep *rendered
+	waitReports := func() ([]byte, []byte, error) {
+		if rep == nil {
+			r := <-reportsDone
+			if r.err != nil {
+				return nil, nil, fmt.Errorf("write reports: %w", r.err)
+			}
+			rep = r.rep
+			stages = append(stages, reconcile.Stage{Name: "reports", Took: r.took})
+		}
+		return rep.summary, rep.workbook, nil
+	}
+	defer func() {
+		if rep == nil {
+			if r := <-reportsDone; r.rep != nil {
+				r.rep.close()
+			}
+			return
+		}
+		rep.close()
+	}()
 	if spec.DryRun {
+		if _, _, err := waitReports(); err != nil {
+			return nil, err
+		}
 		if err := rep.write(spec.OutDir); err != nil {
 			return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
 		}
@@ -345,7 +376,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
 		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
-		Summary: rep.summary, WorkbookName: name, Workbook: rep.workbook,
+		WorkbookName: name, Reports: waitReports,
 	})
 	if err != nil {
 		return nil, err

@@ -115,8 +115,8 @@ func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, s
 }
 
 // sortRecords sorts the records by key hash. The hashes are uniform, so
-// one pass that scatters the records into 65,536 buckets by their first two
-// bytes leaves buckets of a handful of records each, finished by insertion
+// one pass that scatters the records into about n/4 buckets by their
+// leading bits leaves a handful of records in each, finished by insertion
 // sort: linear time, where a comparison sort of millions of 40-byte records
 // is the slowest step of writing the memory.
 func sortRecords(out []byte) []byte {
@@ -124,23 +124,29 @@ func sortRecords(out []byte) []byte {
 	if n < 2 {
 		return out
 	}
-	var start [1<<16 + 1]int
+	bits := 1
+	for bits < 30 && 1<<(bits+2) < n {
+		bits++
+	}
+	shift := 32 - bits
+	bucket := func(rec []byte) int { return int(binary.BigEndian.Uint32(rec) >> shift) }
+	start := make([]int, 1<<bits+1)
 	for i := 0; i < n; i++ {
-		start[int(binary.BigEndian.Uint16(out[i*recordSize:]))+1]++
+		start[bucket(out[i*recordSize:])+1]++
 	}
 	for b := 1; b < len(start); b++ {
 		start[b] += start[b-1]
 	}
 	sorted := make([]byte, len(out))
-	next := start
+	next := append([]int(nil), start...)
 	for i := 0; i < n; i++ {
 		rec := out[i*recordSize : (i+1)*recordSize]
-		b := int(binary.BigEndian.Uint16(rec))
+		b := bucket(rec)
 		copy(sorted[next[b]*recordSize:], rec)
 		next[b]++
 	}
 	tmp := make([]byte, recordSize)
-	for b := 0; b < 1<<16; b++ {
+	for b := 0; b < 1<<bits; b++ {
 		lo, hi := start[b], start[b+1]
 		for i := lo + 1; i < hi; i++ {
 			for j := i; j > lo && bytes.Compare(sorted[j*recordSize:j*recordSize+16], sorted[(j-1)*recordSize:(j-1)*recordSize+16]) < 0; j-- {

@@ -30,7 +30,7 @@ type caseOptions struct {
 	Mapping             *Mapping
 }
 
-func loadCaseOptions(t *testing.T, dir string) Options {
+func loadCaseOptions(t testing.TB, dir string) Options {
 	t.Helper()
 	opts := Options{Location: shanghai}
 	b, err := os.ReadFile(filepath.Join(dir, "options.json"))

@@ -146,7 +146,7 @@ func (m *Matcher) lookupBytes(kind uint8, key []byte) int32 {
 func (m *Matcher) insert(kind uint8, key span, h uint64) int32 {
 	gi := int32(len(m.groups))
 	m.groups = append(m.groups, keyGroup{key: key, kind: kind, first: -1, last: -1, local: -1})
-	if 2*(len(m.groups)+1) > len(m.tab.slots) {
+	if 3*(len(m.groups)+1) > 2*len(m.tab.slots) {
 		m.grow() // places every group, the new one too
 		return gi
 	}
@@ -171,7 +171,7 @@ func (m *Matcher) placeHashed(gi int32, h uint64) {
 
 func (m *Matcher) grow() {
 	n := 1024
-	for n < 2*len(m.tab.slots) || n < 4*(len(m.groups)+1) {
+	for n < 2*len(m.tab.slots) || n < 3*(len(m.groups)+1) {
 		n *= 2
 	}
 	m.tab.slots = make([]uint64, n)

@@ -76,7 +76,7 @@ func New(day reconcile.BusinessDay, opts Options) *Matcher {
 		m.locals = make([]localRow, 0, n)
 		m.arena.b = make([]byte, 0, n*56) // order number, channel id, some refund numbers
 		slots := 1024
-		for slots < 2*n {
+		for 2*slots < 3*n { // at most two thirds full
 			slots *= 2
 		}
 		m.tab.slots = make([]uint64, slots)

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sort"
 	"time"
@@ -90,8 +91,15 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 	return sortRecords(out)
 }
 
-// Memory returns the memory blob of the rows added so far.
+// Memory returns the memory blob of the rows added so far. Call it last,
+// after Result: it lets go of what classification needed (the key groups,
+// the local records, the hash table) before it builds the blob, so a night
+// of millions of rows does not hold both at once.
 func (m *Matcher) Memory() []byte {
+	m.groups, m.locals, m.tab.slots, m.sorted, m.earlier = nil, nil, nil, nil, nil
+	if len(m.rows) > 1<<20 {
+		runtime.GC() // so the blob reuses that memory instead of adding to it
+	}
 	out := make([]byte, 0, len(m.rows)*recordSize)
 	for i := range m.rows {
 		r := &m.rows[i]

@@ -1,7 +1,6 @@
 package channelfeed
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -136,16 +135,9 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 	if emit == nil {
 		emit = discard
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	empty, err := skipBOM(br)
+	br, err := openText(ctx, r, opts)
 	if err != nil {
-		return opts.wrap(0, "", fmt.Errorf("read: %w", err))
-	}
-	if empty {
-		return opts.errorf(0, "", "empty file")
+		return err
 	}
 
 	cr := csv.NewReader(br)

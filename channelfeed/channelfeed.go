@@ -273,6 +273,23 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// openText readies a UTF-8 text file for reading: the context checked, a
+// byte-order mark skipped, and an empty file refused as such.
+func openText(ctx context.Context, r io.Reader, opts Options) (*bufio.Reader, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	empty, err := skipBOM(br)
+	if err != nil {
+		return nil, opts.wrap(0, "", fmt.Errorf("read: %w", err))
+	}
+	if empty {
+		return nil, opts.errorf(0, "", "empty file")
+	}
+	return br, nil
+}
+
 // parseAmount reads a non-negative plain decimal in major units of
 // currency. A sign is refused outright: settlement files state direction
 // by row kind, so a signed amount means the wrong column was mapped.

@@ -66,16 +66,9 @@ func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 	if emit == nil {
 		emit = discard
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	empty, err := skipBOM(br)
+	br, err := openText(ctx, r, opts)
 	if err != nil {
-		return opts.wrap(0, "", fmt.Errorf("read: %w", err))
-	}
-	if empty {
-		return opts.errorf(0, "", "empty file")
+		return err
 	}
 
 	records := &csvRecords{br: br}

@@ -1,10 +1,8 @@
 package channelfeed
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
-	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -128,16 +126,9 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if emit == nil {
 		emit = discard
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	br := bufio.NewReaderSize(r, 64<<10)
-	empty, err := skipBOM(br)
+	br, err := openText(ctx, r, opts)
 	if err != nil {
-		return opts.wrap(0, "", fmt.Errorf("read: %w", err))
-	}
-	if empty {
-		return opts.errorf(0, "", "empty file")
+		return err
 	}
 	// The API's JSON would otherwise fail as CSV with a puzzling quote error.
 	if b, _ := br.Peek(1); len(b) == 1 && (b[0] == '{' || b[0] == '[') {

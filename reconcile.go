@@ -105,10 +105,6 @@ type LocalRecord struct {
 	// IdemStatus is the status of the idempotency record for this key
 	// (scope payment or refund), empty when there is none.
 	IdemStatus string
-	// SeenBefore is set when an earlier business date's file of the
-	// channel already carried this key: the record was settled then, so a
-	// later file need not carry it again.
-	SeenBefore bool
 }
 
 // Key is the matching key of the record, as Transaction.Key.

@@ -367,11 +367,6 @@ SELECT id, channel, business_date, format, file, file_sha256, status, started_at
 	return r, nil
 }
 
-// Findings returns the findings of a run in the order they were written.
-func (db *DB) Findings(ctx context.Context, runID string) ([]reconcile.Finding, error) {
-	return db.RunFindings(ctx, runID)
-}
-
 // JournalCount is the number of journals posted, by any run.
 func (db *DB) JournalCount(ctx context.Context) (int, error) {
 	var n int

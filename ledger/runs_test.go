@@ -139,7 +139,7 @@ func TestCompleteRun(t *testing.T) {
 	})
 
 	t.Run("findings", func(t *testing.T) {
-		got, err := db.Findings(ctx, run.ID)
+		got, err := db.RunFindings(ctx, run.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,7 +189,7 @@ func TestCompleteRun(t *testing.T) {
 		if !errors.Is(err, reconcile.ErrConflict) {
 			t.Errorf("second CompleteRun(run-1) error = %v, want ErrConflict", err)
 		}
-		got, err := db.Findings(ctx, run.ID)
+		got, err := db.RunFindings(ctx, run.ID)
 		if err != nil || len(got) != len(res.Findings) {
 			t.Errorf("run-1 has %d findings (%v), want %d", len(got), err, len(res.Findings))
 		}
@@ -268,7 +268,7 @@ func TestCompleteRunConcurrently(t *testing.T) {
 	}
 	assertJournals(t, journals, results[0].Journals)
 	for i := range n {
-		got, err := db.Findings(ctx, fmt.Sprintf("run-%d", i))
+		got, err := db.RunFindings(ctx, fmt.Sprintf("run-%d", i))
 		if err != nil || len(got) != 5 {
 			t.Errorf("run-%d has %d findings (%v), want 5", i, len(got), err)
 		}

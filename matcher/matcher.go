@@ -183,72 +183,80 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // AddLocal takes one local record. A record whose key has rows is kept for
 // comparison; a settled record of the day without rows is missing from the
 // channel's file, or pending when it settled within the grace window
-// before the cut-off. A record an earlier day's file already carried is
-// settled. Other records are not this run's business.
+// before the cut-off, unless an earlier night's file carried it (see
+// AddMemory). Other records are not this run's business.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
-	m.localRows++
-	if rec.Kind == reconcile.KindPayment || rec.Kind == reconcile.KindRefund {
-		if gi := m.lookup(codeOfKind(rec.Kind), rec.Key()); gi >= 0 {
-			if m.groups[gi].local < 0 {
-				l := localRow{
-					order: m.arena.add(rec.OrderNo), refund: m.arena.add(rec.RefundNo), id: m.arena.add(rec.ChannelTxnID),
-					amount: rec.Amount, cur: curOf(rec.Currency), kind: codeOfKind(rec.Kind),
-					status: m.intern(rec.Status), idem: m.intern(rec.IdemStatus), at: unixNano(rec.SettledAt),
-				}
-				m.groups[gi].local = int32(len(m.locals))
-				m.locals = append(m.locals, l)
-			}
-			return
-		}
+	row := reconcile.LocalRow{
+		Kind: rec.Kind, OrderNo: []byte(rec.OrderNo), RefundNo: []byte(rec.RefundNo),
+		ChannelTxnID: []byte(rec.ChannelTxnID), Currency: []byte(rec.Currency), Status: []byte(rec.Status),
+		IdemStatus: []byte(rec.IdemStatus), Amount: rec.Amount, SettledAt: rec.SettledAt,
 	}
-	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) || rec.SeenBefore {
-		return
+	if !m.attach(&row) {
+		m.keepUnseen(rec)
 	}
-	// Missing or pending, unless an earlier night's file carried it: that
-	// is known once the memory is in (AddMemory).
-	m.unseen = append(m.unseen, rec)
-	m.unseenSeen = append(m.unseenSeen, false)
 }
 
 // AddLocalRow is AddLocal for a record that borrows the driver's buffers:
-// a record with rows tonight is copied into the index without allocating,
-// and its text only where it differs from the row's (the key is the same
-// by definition; the channel id and order number nearly always are).
+// a record with rows tonight goes into the index without allocating.
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
-	if r.Kind == reconcile.KindPayment || r.Kind == reconcile.KindRefund {
-		kind := codeOfKind(r.Kind)
-		key := r.OrderNo
-		if kind == 1 {
-			key = r.RefundNo
-		}
-		if gi := m.lookupBytes(kind, key); gi >= 0 {
-			m.localRows++
-			g := &m.groups[gi]
-			if g.local < 0 {
-				var cur [3]byte
-				copy(cur[:], r.Currency)
-				first := &m.rows[g.first]
-				l := localRow{
-					order: first.order, refund: first.refund, id: first.id,
-					amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt),
-					status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus),
-				}
-				if string(m.arena.bytes(l.order)) != string(r.OrderNo) {
-					l.order = m.arena.addBytes(r.OrderNo)
-				}
-				if string(m.arena.bytes(l.refund)) != string(r.RefundNo) {
-					l.refund = m.arena.addBytes(r.RefundNo)
-				}
-				if string(m.arena.bytes(l.id)) != string(r.ChannelTxnID) {
-					l.id = m.arena.addBytes(r.ChannelTxnID)
-				}
-				g.local = int32(len(m.locals))
-				m.locals = append(m.locals, l)
-			}
-			return
-		}
+	if !m.attach(r) {
+		m.keepUnseen(r.Record())
 	}
-	m.AddLocal(r.Record())
+}
+
+// attach counts a local record and, when its key has rows tonight, makes
+// it the key's local record. Its text is copied only where it differs from
+// the row's: the key is the same by definition, and the channel id and
+// order number nearly always are.
+func (m *Matcher) attach(r *reconcile.LocalRow) bool {
+	m.localRows++
+	if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
+		return false
+	}
+	kind := codeOfKind(r.Kind)
+	key := r.OrderNo
+	if kind == 1 {
+		key = r.RefundNo
+	}
+	gi := m.lookupBytes(kind, key)
+	if gi < 0 {
+		return false
+	}
+	g := &m.groups[gi]
+	if g.local >= 0 {
+		return true
+	}
+	var cur [3]byte
+	copy(cur[:], r.Currency)
+	first := &m.rows[g.first]
+	l := localRow{
+		order: first.order, refund: first.refund, id: first.id,
+		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt),
+		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus),
+	}
+	if string(m.arena.bytes(l.order)) != string(r.OrderNo) {
+		l.order = m.arena.addBytes(r.OrderNo)
+	}
+	if string(m.arena.bytes(l.refund)) != string(r.RefundNo) {
+		l.refund = m.arena.addBytes(r.RefundNo)
+	}
+	if string(m.arena.bytes(l.id)) != string(r.ChannelTxnID) {
+		l.id = m.arena.addBytes(r.ChannelTxnID)
+	}
+	g.local = int32(len(m.locals))
+	m.locals = append(m.locals, l)
+	return true
+}
+
+// keepUnseen keeps a settled record of the day that has no rows tonight:
+// missing or pending, unless an earlier night's file carried it, which is
+// known once the memory is in (AddMemory).
+func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
+	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) {
+		return
+	}
+	m.unseen = append(m.unseen, rec)
+	m.unseenSeen = append(m.unseenSeen, false)
 }
 
 // IdemKeys returns the keys whose idempotency status can change the
@@ -275,15 +283,6 @@ func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 	if gi := m.lookup(codeOfKind(kind), key); gi >= 0 && m.groups[gi].local >= 0 {
 		m.locals[m.groups[gi].local].idem = m.intern(status)
 	}
-}
-
-// Rows returns the payment and refund rows of this file.
-func (m *Matcher) Rows() []reconcile.Transaction {
-	out := make([]reconcile.Transaction, len(m.rows))
-	for i := range m.rows {
-		out[i] = m.transaction(int32(i))
-	}
-	return out
 }
 
 // materialize returns group gi as values, for classification.

@@ -476,8 +476,12 @@ func TestCutOff(t *testing.T) {
 	// A record settled after a day's end and matched by that day's file is
 	// not missing from the next day's.
 	seen := order("O7", "PAID", 500, "00:05")
-	seen.SeenBefore = true
-	if res := runWith(grace, nil, nil, []reconcile.LocalRecord{seen}); len(res.Findings) != 0 {
+	m := matcher.New(day, grace)
+	m.AddLocal(seen)
+	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory([]reconcile.Transaction{pay("O7", "T7", 500, "23:59")})); err != nil {
+		t.Fatal(err)
+	}
+	if res := m.Result(); len(res.Findings) != 0 {
 		t.Errorf("seen before: got %+v, want nothing", res.Findings)
 	}
 }

@@ -400,7 +400,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		}
 		return res, nil
 	}
-	if err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name)); err != nil {
+	if _, err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name)); err != nil {
 		return res, fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
 			run.ID, run.ID, err)
 	}
@@ -436,20 +436,21 @@ func (j *Job) replay(ctx context.Context, prev ledger.StoredRun, spec RunSpec) (
 }
 
 // alert sends a run's alert unless it was sent before or is being sent by
-// another process, and records the outcome on the run.
-func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, attachment string) error {
+// another process, records the outcome on the run, and reports whether
+// it sent it.
+func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, attachment string) (bool, error) {
 	claimed, err := j.DB.ClaimAlert(ctx, runID, alertHold)
 	if err != nil || !claimed {
-		return err
+		return false, err
 	}
 	sendErr := j.Notifier.Notify(ctx, msg, attachment)
 	// Recorded even when ctx is cancelled: the claim must not sit there.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := j.DB.AlertDone(rctx, runID, sendErr); err != nil && sendErr == nil {
-		return err
+		return false, err
 	}
-	return sendErr
+	return sendErr == nil, sendErr
 }
 
 // Resend sends the alert of a finished run whose alert was not sent. It
@@ -487,15 +488,7 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 	default:
 		return false, fmt.Errorf("run %s is still %s: nothing to alert yet", runID, stored.Run.Status)
 	}
-	claimed, err := j.DB.ClaimAlert(ctx, runID, alertHold)
-	if err != nil || !claimed {
-		return false, err
-	}
-	sendErr := j.Notifier.Notify(ctx, msg, attachment)
-	if err := j.DB.AlertDone(ctx, runID, sendErr); err != nil && sendErr == nil {
-		return false, err
-	}
-	return sendErr == nil, sendErr
+	return j.alert(ctx, runID, msg, attachment)
 }
 
 // rendered is a run's reports, made before its commit.
@@ -629,7 +622,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	msg := reports.FailureMessage(*run, errors.New(run.Error))
 	var err error
 	if recorded {
-		err = j.alert(wctx, run.ID, msg, "")
+		_, err = j.alert(wctx, run.ID, msg, "")
 	} else {
 		// No run record to remember the alert by (the database is away, or
 		// the run never started): say it now.

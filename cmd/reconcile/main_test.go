@@ -219,11 +219,11 @@ func TestRunTwiceSameDate(t *testing.T) {
 		t.Errorf("forced run: got run %s replay=%v, want a new run", s2.RunID, s2.Replay)
 	}
 	checkCounts(t, s2.Counts)
-	f1, err := db.Findings(ctx, s1.RunID)
+	f1, err := db.RunFindings(ctx, s1.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f2, err := db.Findings(ctx, s2.RunID)
+	f2, err := db.RunFindings(ctx, s2.RunID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -80,7 +80,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	job := a.newJob(cfg, a.notifier(cfg, false))
 	job.DB = db
 
-	res, id, err := combineShards(ctx, db, *channel, day, *shards)
+	res, id, runIDs, err := combineShards(ctx, db, *channel, day, *shards)
 	if err != nil {
 		return err
 	}
@@ -98,9 +98,8 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	fmt.Fprintf(a.Stdout, "%s %s: %d shard runs, %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
-		*channel, day, len(strings.Split(res.Run.File, ",")), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), *out)
+		*channel, day, len(runIDs), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), *out)
 
-	runIDs := strings.Split(res.Run.FileSHA256, ",")
 	claimed, err := db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
 	if err != nil || !claimed {
 		return err
@@ -115,22 +114,23 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	return nil
 }
 
-// combineShards puts the current runs of a date together as one result.
-// Its run id names the set of shard runs, so the same set is one report.
-func combineShards(ctx context.Context, db *ledger.DB, channel string, day reconcile.BusinessDay, want int) (*reconcile.Result, string, error) {
+// combineShards puts the current runs of a date together as one result,
+// and returns the ids of those runs. The result's run id names that set,
+// so the same set is one report.
+func combineShards(ctx context.Context, db *ledger.DB, channel string, day reconcile.BusinessDay, want int) (*reconcile.Result, string, []string, error) {
 	runs, err := db.CurrentRuns(ctx, channel, day)
 	if err != nil {
-		return nil, "", err
+		return nil, "", nil, err
 	}
 	if len(runs) == 0 {
-		return nil, "", fmt.Errorf("%s %s: no successful run to report on", channel, day)
+		return nil, "", nil, fmt.Errorf("%s %s: no successful run to report on", channel, day)
 	}
 	n := runs[0].Shard.Count
 	if runs[0].Shard.Whole() {
 		n = 1
 	}
 	if want > 0 && want != n {
-		return nil, "", fmt.Errorf("%s %s: the runs are split %d ways, not %d", channel, day, n, want)
+		return nil, "", nil, fmt.Errorf("%s %s: the runs are split %d ways, not %d", channel, day, n, want)
 	}
 	seen := make([]bool, n)
 	for _, r := range runs {
@@ -138,15 +138,19 @@ func combineShards(ctx context.Context, db *ledger.DB, channel string, day recon
 		if r.Shard.Whole() {
 			c = 1
 		}
+		if r.FileSHA256 != runs[0].FileSHA256 {
+			return nil, "", nil, fmt.Errorf("%s %s: the shards read different files (%s, %s): run every shard on one file",
+				channel, day, runs[0].File, r.File)
+		}
 		if c != n || seen[r.Shard.Index] {
-			return nil, "", fmt.Errorf("%s %s: the current runs mix shard splits (%s and %s): run every shard of one split again",
+			return nil, "", nil, fmt.Errorf("%s %s: the current runs mix shard splits (%s and %s): run every shard of one split again",
 				channel, day, runs[0].Shard, r.Shard)
 		}
 		seen[r.Shard.Index] = true
 	}
 	for i, ok := range seen {
 		if !ok {
-			return nil, "", fmt.Errorf("%s %s: shard %d/%d has not run yet", channel, day, i, n)
+			return nil, "", nil, fmt.Errorf("%s %s: shard %d/%d has not run yet", channel, day, i, n)
 		}
 	}
 
@@ -154,14 +158,13 @@ func combineShards(ctx context.Context, db *ledger.DB, channel string, day recon
 	for _, c := range reconcile.Categories {
 		res.Counts[c] = 0
 	}
-	var ids, files []string
+	var ids []string
 	for _, r := range runs {
 		part, err := db.LoadResult(ctx, r.ID)
 		if err != nil {
-			return nil, "", err
+			return nil, "", nil, err
 		}
 		ids = append(ids, r.ID)
-		files = append(files, r.File)
 		res.ChannelRows += part.ChannelRows
 		res.BatchRows += part.BatchRows
 		res.LocalRows += part.LocalRows
@@ -186,8 +189,7 @@ func combineShards(ctx context.Context, db *ledger.DB, channel string, day recon
 	res.Run.Day = day
 	res.Run.Format = runs[0].Format
 	res.Run.Status = reconcile.RunSucceeded
-	// The shards' files and runs, for the summary's facts.
-	res.Run.File = strings.Join(files, ",")
-	res.Run.FileSHA256 = strings.Join(ids, ",")
-	return res, id, nil
+	// Every shard read the same file.
+	res.Run.File, res.Run.FileSHA256 = runs[0].File, runs[0].FileSHA256
+	return res, id, ids, nil
 }

@@ -50,6 +50,10 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 // Close closes every connection of the pool.
 func (db *DB) Close() { db.pool.Close() }
 
+// Ping checks that the database answers, for a health check: a connection
+// of the pool, or a new one, runs an empty statement.
+func (db *DB) Ping(ctx context.Context) error { return interpretError(db.pool.Ping(ctx)) }
+
 // Pool is the underlying pool, for callers that need plain SQL.
 func (db *DB) Pool() *pgxpool.Pool { return db.pool }
 

@@ -689,6 +689,13 @@ func TestRedactSecrets(t *testing.T) {
 		{"user token", "xoxp-1-2-3-abc", "xoxp-REDACTED"},
 		{"app token", "xapp-1-A0-123-abc", "xapp-REDACTED"},
 		{"webhook url", `Post "https://hooks.slack.com/services/T0/B0/XyZ": timeout`, `Post "https://hooks.slack.com/services/REDACTED": timeout`},
+		{"slash in password", "postgres://u:pa/ss?#w@host/db failed", "postgres://u:xxxxx@host/db failed"},
+		{"url in a quoted field", `dsn="postgres://u:pw@h/db" user="a@b"`, `dsn="postgres://u:xxxxx@h/db" user="a@b"`},
+		{"sslpassword", "host=db sslpassword=hunter2 sslmode=verify-full", "host=db sslpassword=xxxxx sslmode=verify-full"},
+		{"environment variable", "PGPASSWORD=hunter2 psql", "PGPASSWORD=xxxxx psql"},
+		{"json password", `{"user":"recon","db_password": "hunter2"}`, `{"user":"recon","db_password": "xxxxx"}`},
+		{"refresh token", "xoxe.xoxp-1-abc", "xoxe.xoxp-REDACTED"},
+		{"workflow webhook", "https://hooks.slack.com/workflows/T0/A0/123/abc", "https://hooks.slack.com/workflows/REDACTED"},
 		{"nothing secret", "wechatpay 2026-11-28.csv:12: column amount: bad", "wechatpay 2026-11-28.csv:12: column amount: bad"},
 	}
 	for _, tt := range tests {

@@ -23,6 +23,7 @@ const (
 	SheetReview       = "Review"
 	SheetPending      = "Pending"
 	SheetAutoReversed = "Auto-reversed"
+	SheetTrend        = "Trend"
 )
 
 // decisions are the choices of the Review sheet's Decision dropdown.
@@ -98,6 +99,11 @@ type WorkbookOptions struct {
 	// they continue on "Review 2", "Review 3", …; 0 means 1,048,575, all
 	// that fits under the header in one Excel sheet.
 	SheetLines int
+	// Trend is what the channel's current runs found on the business
+	// dates before the run's, oldest first (ledger's DB.Trend): the Trend
+	// sheet shows the last TrendDays-1 of them and the run's own day, from
+	// the result. Nil when they were not read; the sheet then says so.
+	Trend []reconcile.TrendDay
 }
 
 // WorkbookInfo says what a written workbook holds.
@@ -150,7 +156,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 	}
 	f := excelize.NewFile()
 	defer f.Close()
-	if err := buildWorkbook(f, res, lay); err != nil {
+	if err := buildWorkbook(f, res, lay, opts.Trend); err != nil {
 		return WorkbookInfo{}, fmt.Errorf("build workbook %s: %w", path, err)
 	}
 	info.Sheets = f.GetSheetList()
@@ -259,11 +265,11 @@ func runLocation(res *reconcile.Result) *time.Location {
 	return time.UTC
 }
 
-func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout) error {
+func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, trend []reconcile.TrendDay) error {
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
 		return err
 	}
-	for _, name := range slices.Concat(lay.sheets, []string{SheetPending, SheetAutoReversed}) {
+	for _, name := range slices.Concat(lay.sheets, []string{SheetPending, SheetAutoReversed, SheetTrend}) {
 		if _, err := f.NewSheet(name); err != nil {
 			return err
 		}
@@ -282,7 +288,10 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout) er
 	if err := writePendingSheet(&sheet{f: f, name: SheetPending, st: st}, res, loc); err != nil {
 		return err
 	}
-	return writeAutoSheet(&sheet{f: f, name: SheetAutoReversed, st: st}, res, loc)
+	if err := writeAutoSheet(&sheet{f: f, name: SheetAutoReversed, st: st}, res, loc); err != nil {
+		return err
+	}
+	return writeTrendSheet(&sheet{f: f, name: SheetTrend, st: st}, res, trend)
 }
 
 func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
@@ -365,7 +374,10 @@ func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *t
 			row++
 		}
 	}
-	s.widths([]float64{24, 12, 8, 16, 16, 16, 90})
+	writeMoneyByCategory(s, res, totals, row+1)
+	// Currency and Count are wide enough for the amounts of the table of
+	// money at risk under them.
+	s.widths([]float64{24, 16, 16, 16, 16, 16, 90})
 	return s.err
 }
 
@@ -703,16 +715,27 @@ func (st *styles) moneyStyle(currency string) (int, error) {
 	if id, ok := st.money[digits]; ok {
 		return id, nil
 	}
-	format := "#,##0"
-	if digits > 0 {
-		format += "." + strings.Repeat("0", digits)
-	}
+	format := moneyFormat(currency)
 	id, err := st.f.NewStyle(&excelize.Style{CustomNumFmt: &format})
 	if err != nil {
 		return 0, err
 	}
 	st.money[digits] = id
 	return id, nil
+}
+
+// moneyFormat is the number format of a currency's amounts: as many
+// decimals as it has minor-unit digits.
+func moneyFormat(currency string) string {
+	digits, ok := reconcile.CurrencyDigits(currency)
+	if !ok {
+		digits = 2
+	}
+	format := "#,##0"
+	if digits > 0 {
+		format += "." + strings.Repeat("0", digits)
+	}
+	return format
 }
 
 // sheet writes cells of one worksheet and keeps the first error, so the

@@ -73,7 +73,7 @@ func TestWorkbookReviewSheets(t *testing.T) {
 	if err != nil {
 		t.Fatalf("WriteWorkbookWith: %v", err)
 	}
-	sheets := []string{"Summary", "Review", "Review 2", "Review 3", "Pending", "Auto-reversed"}
+	sheets := []string{"Summary", "Review", "Review 2", "Review 3", "Pending", "Auto-reversed", "Trend"}
 	want := reports.WorkbookInfo{ReviewLines: 12, InWorkbook: 12, Sheets: sheets}
 	if info.ReviewLines != want.ReviewLines || info.InWorkbook != want.InWorkbook || info.CSV != want.CSV ||
 		!slices.Equal(info.Sheets, want.Sheets) {
@@ -346,7 +346,7 @@ func TestWorkbookMaxLines(t *testing.T) {
 	}
 	const csvName = "review-wechatpay-2026-11-28.csv"
 	if info.ReviewLines != 10 || info.InWorkbook != 4 || info.CSV != csvName ||
-		!slices.Equal(info.Sheets, []string{"Summary", "Review", "Pending", "Auto-reversed"}) {
+		!slices.Equal(info.Sheets, []string{"Summary", "Review", "Pending", "Auto-reversed", "Trend"}) {
 		t.Errorf("info: got %+v, want 10 lines, 4 in the workbook, %s, one Review sheet", info, csvName)
 	}
 

@@ -186,7 +186,9 @@ func TestWeChatBillParses(t *testing.T) {
 }
 
 func TestParseStages(t *testing.T) {
-	stderr := "shop 2026-11-28: something\nrun r1: 3 findings, 1 reversal journals (1 new); stages: parse=1.9s earlier_rows=12ms local_records=850ms match=300.5ms still_open=1ms reports=2.1s commit=1m2s\n"
+	stderr := `{"time":"2026-11-29T03:00:00Z","level":"INFO","msg":"opening the database"}
+{"time":"2026-11-29T03:00:05Z","level":"INFO","msg":"run committed","run_id":"r1","channel":"shop","business_date":"2026-11-28","findings":3,"stages":{"parse":1900000000,"earlier_rows":12000000,"local_records":850000000,"match":300500000,"still_open":1000000,"reports":2100000000,"commit":62000000000}}
+`
 	got, ok := parseStages(stderr)
 	if !ok {
 		t.Fatal("no stages")
@@ -200,7 +202,10 @@ func TestParseStages(t *testing.T) {
 			t.Errorf("%s = %v (%v), want %v", name, d, ok, want)
 		}
 	}
-	if _, ok := parseStages("no such line\n"); ok {
+	if got[0].Name != "parse" || got[len(got)-1].Name != "commit" {
+		t.Errorf("stages out of order: %v", got)
+	}
+	if _, ok := parseStages("no such line\n{\"msg\":\"x\"}\n"); ok {
 		t.Error("found stages in a line without them")
 	}
 }

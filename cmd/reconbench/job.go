@@ -27,7 +27,7 @@ type JobResult struct {
 	Got         Expected
 }
 
-// Stage is one entry of the job's "stages:" line.
+// Stage is one entry of the "stages" of the job's log line.
 type Stage struct {
 	Name string
 	Took time.Duration
@@ -94,7 +94,7 @@ func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) 
 	}
 	stages, ok := parseStages(stderr.String())
 	if !ok {
-		return res, fmt.Errorf("reconcile printed no \"stages:\" line:\n%s", tail(stderr.String(), 20))
+		return res, fmt.Errorf("reconcile logged no line with \"stages\":\n%s", tail(stderr.String(), 20))
 	}
 	res.Stages = stages
 
@@ -117,30 +117,41 @@ func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) 
 	return res, nil
 }
 
-// parseStages reads the last "stages:" line the job printed, e.g.
-// "run X: 3 findings, …; stages: parse=1.9s earlier_rows=12ms …". Stage
-// names are taken as printed, so a stage added later is reported too.
+// parseStages reads the stages of the last log line that has them. The job
+// logs JSON when stderr is not a terminal, its run's line e.g.
+// {"msg":"run committed",…,"stages":{"parse":1900000000,"local_records":…}},
+// each stage in nanoseconds. Stage names are taken as logged, in their
+// order, so a stage added later is reported too.
 func parseStages(stderr string) ([]Stage, bool) {
-	var line string
+	var last json.RawMessage
 	for l := range strings.Lines(stderr) {
-		if _, after, ok := strings.Cut(l, "stages:"); ok {
-			line = after
+		var line struct {
+			Stages json.RawMessage `json:"stages"`
+		}
+		if json.Unmarshal([]byte(l), &line) == nil && len(line.Stages) > 0 {
+			last = line.Stages
 		}
 	}
-	if line == "" {
+	if last == nil {
+		return nil, false
+	}
+	// Decoded token by token: a map would lose the order.
+	dec := json.NewDecoder(bytes.NewReader(last))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return nil, false
 	}
 	var out []Stage
-	for _, f := range strings.Fields(line) {
-		name, val, ok := strings.Cut(f, "=")
-		if !ok {
-			continue
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil, false
 		}
-		d, err := time.ParseDuration(val)
-		if err != nil {
-			continue
+		var ns int64
+		if err := dec.Decode(&ns); err != nil {
+			return nil, false
 		}
-		out = append(out, Stage{Name: name, Took: d})
+		out = append(out, Stage{Name: name, Took: time.Duration(ns)})
 	}
 	return out, len(out) > 0
 }

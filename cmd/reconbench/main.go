@@ -56,6 +56,7 @@ func main() {
 	seed := flag.Uint64("seed", defaultSeed, "generator seed; the same seed gives the same data")
 	out := flag.String("out", "out/bench", "`DIR` for <size>.json, relative to the module root")
 	prebuilt := flag.String("reconcile", "", "time this reconcile `binary` instead of building ./cmd/reconcile")
+	keep := flag.String("keep", "", "write the generated files to `DIR` and keep them, and with "+EnvURL+" keep the loaded schemas, for profiling the job by hand")
 	flag.Parse()
 	n, err := parseSize(*size)
 	if err != nil {
@@ -63,7 +64,7 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, *size, Spec{Payments: n, Seed: *seed}, *out, *prebuilt)
+	code := run(ctx, *size, Spec{Payments: n, Seed: *seed}, *out, *prebuilt, *keep)
 	stop()
 	os.Exit(code)
 }
@@ -103,8 +104,8 @@ var channels = []struct{ name, format string }{
 
 func schemaOf(channel string) string { return "reconbench_" + channel }
 
-func run(ctx context.Context, size string, spec Spec, outDir, prebuilt string) int {
-	rep, err := bench(ctx, size, spec, outDir, prebuilt)
+func run(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep string) int {
+	rep, err := bench(ctx, size, spec, outDir, prebuilt, keep)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reconbench:", err)
 		return 1
@@ -127,16 +128,22 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt string) (_ *Report, err error) {
+func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep string) (_ *Report, err error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp("", "reconbench-")
-	if err != nil {
+	tmp := keep
+	if keep == "" {
+		if tmp, err = os.MkdirTemp("", "reconbench-"); err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+	} else if tmp, err = filepath.Abs(keep); err != nil {
+		return nil, err
+	} else if err = os.MkdirAll(tmp, 0o755); err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(tmp)
 
 	bin := filepath.Join(tmp, "reconcile")
 	if prebuilt != "" {
@@ -173,7 +180,7 @@ func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt string)
 			}
 		}()
 		dsn = srv.DSN("postgres")
-	} else {
+	} else if keep == "" {
 		defer dropSchemas(dsn)
 	}
 
@@ -207,6 +214,9 @@ func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt string)
 		args := []string{"run", "--date", businessDate.Format(time.DateOnly), "--channel", ch.name,
 			"--format", ch.format, "--tz", "UTC", "--file", file,
 			"--dsn", withSearchPath(dsn, schemaOf(ch.name)), "--out", out}
+		if keep != "" {
+			logf("to run it again: %s %s", bin, strings.Join(args, " "))
+		}
 		res, err := RunJob(ctx, bin, tmp, args, out)
 		if err != nil {
 			return nil, err

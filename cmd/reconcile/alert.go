@@ -7,7 +7,7 @@ import (
 	"reconcile/ledger"
 )
 
-const alertSynopsis = `reconcile alert --resend RUN_ID [--dsn DSN] [--config FILE]
+const alertSynopsis = `reconcile alert --resend RUN_ID [--dsn DSN] [--config FILE] [--log-level LEVEL]
 
 Sends the alert of a finished run whose alert could not be sent (Slack was
 down, the token was wrong). A run whose alert was sent is not alerted again:
@@ -19,6 +19,7 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 	resend := fs.String("resend", "", "`RUN_ID` whose alert to send")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	config := fs.String("config", "", "config `FILE` (JSON)")
+	level := logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -41,7 +42,7 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB = db
+	job.DB, job.Log = db, a.newLogger(level).With("run_id", *resend)
 	sent, err := job.Resend(ctx, *resend)
 	if err != nil {
 		return fmt.Errorf("alert of run %s: %w", *resend, err)

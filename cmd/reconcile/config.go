@@ -35,6 +35,9 @@ type Config struct {
 	Schedule       ScheduleConfig  `json:"schedule"`
 	Slack          SlackConfig     `json:"slack"`
 	Channels       []ChannelConfig `json:"channels"`
+	// Metrics serves Prometheus metrics and a health check from `reconcile
+	// schedule` (off by default).
+	Metrics MetricsConfig `json:"metrics"`
 }
 
 // ScheduleConfig says when `reconcile schedule` ticks.
@@ -222,48 +225,91 @@ func LoadConfig(path string) (Config, error) {
 }
 
 func (c *Config) validate() error {
+	return errors.Join(c.problems()...)
+}
+
+// problems lists everything wrong with the config, not only the first
+// thing: LoadConfig refuses the config on any of them, check-config prints
+// each on a line of its own. Each is a *fieldError naming its setting, so
+// check-config can say on which line of the file it is.
+func (c *Config) problems() []error {
 	var errs []error
 	if _, err := time.LoadLocation(c.Schedule.TimeZone); err != nil {
-		errs = append(errs, fmt.Errorf("schedule.time_zone %q: %w", c.Schedule.TimeZone, err))
+		errs = append(errs, fieldErrorf("schedule.time_zone", "schedule.time_zone %q: %s", c.Schedule.TimeZone, zoneTrouble(err)))
 	}
 	if _, err := cron.ParseStandard(c.Schedule.Spec); err != nil {
-		errs = append(errs, fmt.Errorf("schedule.spec %q: %w", c.Schedule.Spec, err))
+		errs = append(errs, fieldErrorf("schedule.spec", "schedule.spec %q: %w", c.Schedule.Spec, err))
 	}
 	if c.Schedule.LookbackDays < 1 || c.Schedule.LookbackDays > 92 {
-		errs = append(errs, fmt.Errorf("schedule.lookback_days %d: want 1 to 92", c.Schedule.LookbackDays))
+		errs = append(errs, fieldErrorf("schedule.lookback_days", "schedule.lookback_days %d: want 1 to 92", c.Schedule.LookbackDays))
 	}
 	if time.Duration(c.Lease) < 30*time.Second {
-		errs = append(errs, fmt.Errorf("lease %s: want at least 30s", time.Duration(c.Lease)))
+		errs = append(errs, fieldErrorf("lease", "lease %s: want at least 30s", time.Duration(c.Lease)))
 	}
-	seen := map[string]bool{}
+	errs = append(errs, c.Metrics.problems()...)
+	seen := map[string]int{}
 	for i, ch := range c.Channels {
+		at, where := ch.where(i)
 		if ch.Name == "" {
-			errs = append(errs, fmt.Errorf("channels[%d]: name is empty", i))
+			errs = append(errs, fieldErrorf(at+".name", "%s: name is empty", where))
+		} else if first, ok := seen[ch.Name]; ok {
+			errs = append(errs, fieldErrorf(at+".name", "%s: channel %q listed twice (also channels[%d])", where, ch.Name, first))
+		} else {
+			seen[ch.Name] = i
 		}
-		if seen[ch.Name] {
-			errs = append(errs, fmt.Errorf("channels[%d]: channel %q listed twice", i, ch.Name))
-		}
-		seen[ch.Name] = true
 		if _, err := time.LoadLocation(ch.TimeZone); err != nil {
-			errs = append(errs, fmt.Errorf("channel %s: time_zone %q: %w", ch.Name, ch.TimeZone, err))
+			errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %q: %s", where, ch.TimeZone, zoneTrouble(err)))
 		}
 		if ch.Format != "" {
 			if _, err := channelfeed.Lookup(ch.Format); err != nil {
-				errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name, err))
+				errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
 			}
 		}
 		switch {
 		case ch.Format == "mapped" && ch.Mapping == nil:
-			errs = append(errs, fmt.Errorf("channel %s: format mapped needs a \"mapping\"", ch.Name))
+			errs = append(errs, fieldErrorf(at+".format", "%s: format mapped needs a \"mapping\"", where))
 		case ch.Format == "mapped":
 			if err := ch.Mapping.Validate(); err != nil {
-				errs = append(errs, fmt.Errorf("channel %s: %w", ch.Name, err))
+				errs = append(errs, fieldErrorf(at+".mapping", "%s: %w", where, err))
 			}
 		case ch.Mapping != nil:
-			errs = append(errs, fmt.Errorf("channel %s: a \"mapping\" is only read by format mapped, not %q", ch.Name, ch.Format))
+			errs = append(errs, fieldErrorf(at+".mapping", "%s: a \"mapping\" is only read by format mapped, not %q", where, ch.Format))
 		}
 	}
-	return errors.Join(errs...)
+	return errs
+}
+
+// where names the i-th channel in messages: its JSON path, and the path
+// with its name for a reader (channels[2] "adyen").
+func (ch ChannelConfig) where(i int) (path, name string) {
+	path = fmt.Sprintf("channels[%d]", i)
+	if ch.Name == "" {
+		return path, path
+	}
+	return path, fmt.Sprintf("%s %q", path, ch.Name)
+}
+
+// zoneTrouble says why time.LoadLocation refused a name, without
+// repeating the name.
+func zoneTrouble(err error) string {
+	if strings.HasPrefix(err.Error(), "unknown time zone") {
+		return "unknown time zone"
+	}
+	return err.Error()
+}
+
+// fieldError is a problem with one setting; path is its JSON path
+// ("schedule.spec", "channels[2].time_zone").
+type fieldError struct {
+	path string
+	err  error
+}
+
+func (e *fieldError) Error() string { return e.err.Error() }
+func (e *fieldError) Unwrap() error { return e.err }
+
+func fieldErrorf(path, format string, args ...any) error {
+	return &fieldError{path: path, err: fmt.Errorf(format, args...)}
 }
 
 // Channel returns the named channel's settings.

@@ -15,7 +15,7 @@ import (
 	"reconcile/reports"
 )
 
-const demoSynopsis = `reconcile demo [--out DIR]
+const demoSynopsis = `reconcile demo [--out DIR] [--log-level LEVEL]
 
 Runs the whole job on the bundled fixtures: settlement files of WeChat Pay,
 Alipay, Stripe and Adyen for 2026-11-28 and the matching local records.
@@ -27,25 +27,27 @@ and prints the Slack message each run would send.`
 func (a *App) demoCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("demo", demoSynopsis)
 	out := fs.String("out", "out", "output `DIR`")
+	level := logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	log := a.newLogger(level)
 	cfg := DefaultConfig()
 	dsn := a.Getenv(cfg.DatabaseURLEnv)
 	if dsn == "" {
-		fmt.Fprintln(a.Stderr, "demo: starting a throwaway PostgreSQL …")
+		log.Info("demo: starting a throwaway PostgreSQL")
 		srv, err := tempdb.Start(ctx, tempdb.Options{})
 		if err != nil {
 			return fmt.Errorf("demo: %w", err)
 		}
 		defer func() {
 			if err := srv.Stop(); err != nil {
-				fmt.Fprintf(a.Stderr, "demo: stopping PostgreSQL: %s\n", err)
+				log.Warn("demo: stopping PostgreSQL failed", "error", err)
 			}
 		}()
 		dsn = srv.DSN("postgres")
 	} else {
-		fmt.Fprintf(a.Stderr, "demo: using the database in %s\n", cfg.DatabaseURLEnv)
+		log.Info("demo: using the database of the environment", "variable", cfg.DatabaseURLEnv)
 	}
 
 	db, err := ledger.Open(ctx, dsn)
@@ -69,7 +71,7 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	job := a.newJob(cfg, nil)
-	job.DB = db
+	job.DB, job.Log = db, log
 	type done struct {
 		spec RunSpec
 		res  *reconcile.Result

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/xuri/excelize/v2"
 
+	"reconcile"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 	"reconcile/reports"
@@ -123,8 +125,22 @@ func TestWorkbookOfARun(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Pending,Auto-reversed"; got != want {
+	if got, want := strings.Join(f.GetSheetList(), ","), "Summary,Review,Pending,Auto-reversed,Trend"; got != want {
 		t.Errorf("sheets: got %s, want %s", got, want)
+	}
+	// The first run of the channel: the Trend sheet holds its own counts.
+	trend, err := f.GetRows("Trend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantTrend := [][]string{{"Business Date"}, {"2026-11-28"}, nil,
+		{"Only this run's business date: no earlier date of wechatpay has a successful run."}}
+	for _, c := range reconcile.Categories {
+		wantTrend[0] = append(wantTrend[0], string(c))
+		wantTrend[1] = append(wantTrend[1], strconv.Itoa(wantCounts[string(c)]))
+	}
+	if fmt.Sprintf("%q", trend) != fmt.Sprintf("%q", wantTrend) {
+		t.Errorf("Trend sheet:\ngot  %q\nwant %q", trend, wantTrend)
 	}
 	rows, err := f.GetRows("Review")
 	if err != nil {
@@ -213,14 +229,15 @@ func TestSchedulerCatchesUp(t *testing.T) {
 	defer ledgerDB.Close()
 	var out, log bytes.Buffer
 	now := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) // past 14:00: the 27th's deadline
-	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Now: func() time.Time { return now }, Log: &log}
-	s := &Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: &log}
+	logger := (&App{}).loggerTo(&log, false, nil)
+	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Now: func() time.Time { return now }, Log: logger}
+	s := &Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: logger}
 
 	s.Tick(context.Background())
 	var got []string
-	for _, line := range strings.Split(log.String(), "\n") {
-		if strings.HasSuffix(line, "need review") {
-			got = append(got, strings.Fields(line)[2])
+	for _, line := range logLines(t, &log) {
+		if line["msg"] == "scheduled run done" {
+			got = append(got, fmt.Sprint(line["business_date"]))
 		}
 	}
 	if want := "[2026-11-26 2026-11-27]"; fmt.Sprint(got) != want {
@@ -379,8 +396,8 @@ func TestTwoReplicasTickAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer replica.Close()
-		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Now: now, Log: io.Discard, LockPoll: 20 * time.Millisecond}
-		s := &Scheduler{Config: cfg, Job: job, Now: now, Log: io.Discard}
+		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Now: now, LockPoll: 20 * time.Millisecond}
+		s := &Scheduler{Config: cfg, Job: job, Now: now}
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Tick(context.Background()) }()
 	}

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,6 +40,9 @@ type RunSpec struct {
 	Feed channelfeed.Options
 
 	expectRows int // the file's line count, to size the index once
+	// log is the run's logger: channel and business date attached, and
+	// the run id once Job.Run has made one.
+	log *slog.Logger
 }
 
 // Parse returns the parser options of the run.
@@ -60,8 +63,11 @@ type Job struct {
 	DB       *ledger.DB // nil only when the database could not be opened
 	Notifier reports.Notifier
 	Now      func() time.Time
-	Log      io.Writer // progress and warnings, one line each
-	Top      int       // items needing review listed in the alert
+	Log      *slog.Logger // nil: nothing is logged
+	Top      int          // items needing review listed in the alert
+	// Progress, when set, shows the stage a run is in (a manual run on a
+	// terminal).
+	Progress Progress
 	// Lease is how long a run holds its channel and date without renewing
 	// (default 15 minutes); LockPoll how often a waiting run looks again.
 	Lease    time.Duration
@@ -105,21 +111,47 @@ func (j *Job) lockPoll() time.Duration {
 // failure the run is recorded as FAILED (unless dry), a summary.json says
 // why, and one failure alert is sent.
 func (j *Job) Run(ctx context.Context, spec RunSpec) (*reconcile.Result, error) {
+	ctx = alertFor(ctx, spec.Channel)
 	run := j.newRun(spec)
+	spec.log = j.specLog(spec).With("run_id", run.ID)
+	defer j.progress().Done()
 	res, err := j.run(ctx, &run, spec)
-	if err == nil || res != nil {
-		// With a result, the outcome is committed and only a report or the
-		// alert failed: the run is not marked FAILED.
+	if err == nil {
+		return res, nil
+	}
+	if res != nil {
+		// The outcome is committed and only a report or the alert failed:
+		// the run is not marked FAILED.
+		spec.log.Warn("run succeeded, but its reports or alert were not delivered", "error", err)
 		return res, err
 	}
 	j.fail(ctx, &run, spec, err)
 	return nil, err
 }
 
+func (j *Job) log() *slog.Logger {
+	if j.Log == nil {
+		return discardLogger
+	}
+	return j.Log
+}
+
+// specLog is the logger of a spec before it has a run id: its channel and
+// business date, and its shard when it is one.
+func (j *Job) specLog(spec RunSpec) *slog.Logger {
+	l := j.log().With("channel", spec.Channel, "business_date", spec.Day.String())
+	if !spec.Shard.Whole() {
+		l = l.With("shard", spec.Shard.String())
+	}
+	return l
+}
+
 // Fail reports a run that could not even start (the database is
 // unreachable): a summary.json that says why, and the failure alert.
 func (j *Job) Fail(ctx context.Context, spec RunSpec, cause error) {
+	ctx = alertFor(ctx, spec.Channel)
 	run := j.newRun(spec)
+	spec.log = j.specLog(spec).With("run_id", run.ID)
 	j.fail(ctx, &run, spec, cause)
 }
 
@@ -169,7 +201,7 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	if n, err := j.DB.AbandonRuns(ctx, spec.Channel, spec.Day, spec.Shard); err != nil {
 		return nil, notStarted(err)
 	} else if n > 0 {
-		fmt.Fprintf(j.Log, "%s %s: %d run(s) left RUNNING by a stopped process recorded as FAILED\n", spec.Channel, spec.Day, n)
+		spec.log.Warn("runs left RUNNING by a stopped process recorded as FAILED", "abandoned", n)
 	}
 	if !spec.Force {
 		prev, err := j.DB.LatestSuccess(ctx, spec.Channel, spec.Day, spec.Shard)
@@ -234,7 +266,13 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		mark = now
 	}
 	m := matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
+	progress := j.progress()
+	progress.Stage("parse")
+	var rowsRead int64
 	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
+		if rowsRead++; rowsRead%progressEvery == 0 {
+			progress.Rows(rowsRead)
+		}
 		if !spec.Shard.Whole() {
 			keyed := tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund
 			// Rows without a key of ours (fees, unrecognised rows) belong
@@ -253,6 +291,9 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return nil, fmt.Errorf("settlement file %s changed while it was being read: run again once it is complete", spec.File)
 	}
 	stage("parse")
+	progress.Rows(rowsRead)
+	spec.log.Debug("settlement file read", "file", spec.File, "format", spec.Format, "rows", rowsRead)
+	progress.Stage("local records")
 
 	addLocal := func(r *reconcile.LocalRow) error {
 		m.AddLocalRow(r)
@@ -266,6 +307,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return nil, err
 	}
 	stage("local records")
+	progress.Stage("memory")
 	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.AddMemory); err != nil {
 		return nil, err
 	}
@@ -279,6 +321,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		return nil, err
 	}
 	stage("memory")
+	progress.Stage("match")
 	pending, err := j.DB.PendingBefore(ctx, spec.Channel, spec.Day)
 	if err != nil {
 		return nil, err
@@ -300,6 +343,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	memory := m.Memory()
 	m = nil
 	stage("match")
+	progress.Stage("still open")
 	for i := range mres.Findings {
 		mres.Findings[i].Ref = fmt.Sprintf("%s-%04d", run.ID, i+1)
 	}
@@ -325,11 +369,18 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		}
 		res.StillOpenDays = days
 	}
+	// The channel's earlier days for the workbook's Trend sheet; a dry run
+	// reads them too, as it reads everything else.
+	trend, err := j.DB.Trend(ctx, spec.Channel, spec.Day, reports.TrendDays-1)
+	if err != nil {
+		return nil, err
+	}
 
 	// The reports are made before the commit and kept with the run, so the
 	// same file again gets exactly them back.
 	name := reports.WorkbookName(spec.Channel, spec.Day)
 	stage("still open")
+	progress.Stage("commit")
 	// The reports are made on the other core while the database writes
 	// the findings, journals and memory; the commit waits for them.
 	type made struct {
@@ -340,7 +391,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	reportsDone := make(chan made, 1)
 	go func() {
 		start := time.Now()
-		rep, err := renderReports(res, name, j.ReviewMaxLines)
+		rep, err := renderReports(res, name, reports.WorkbookOptions{MaxLines: j.ReviewMaxLines, Trend: trend})
 		reportsDone <- made{rep, err, time.Since(start)}
 	}()
 	var rep *rendered
@@ -383,8 +434,8 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	stage("commit")
 	res.Stages = stages
-	fmt.Fprintf(j.Log, "run %s: %d findings, %d reversal journals (%d new); stages:%s\n",
-		run.ID, len(res.Findings), len(res.Journals), posted, stageText(stages))
+	spec.log.Info("run committed", "rows", res.ChannelRows, "findings", len(res.Findings), "needs_review", res.NeedsReview(),
+		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages))
 	committed()
 	ctx = outer
 
@@ -400,10 +451,13 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		}
 		return res, nil
 	}
-	if _, err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name)); err != nil {
+	progress.Stage("alert")
+	sent, err := j.alert(ctx, run.ID, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
+	if err != nil {
 		return res, fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
 			run.ID, run.ID, err)
 	}
+	spec.log.Debug("alert", "sent", sent) // not sent: another process had sent it
 	return res, nil
 }
 
@@ -427,8 +481,9 @@ func (j *Job) replay(ctx context.Context, prev ledger.StoredRun, spec RunSpec) (
 		return nil, notStarted(err)
 	}
 	res.Replay = true
-	fmt.Fprintf(j.Log, "%s %s: this file was reconciled by run %s; its result is returned again (--force re-evaluates)\n",
-		spec.Channel, spec.Day, prev.Run.ID)
+	// The run whose result this is: the run id of summary.json.
+	j.specLog(spec).Info("file reconciled before: its run's result is returned again (--force re-evaluates)",
+		"run_id", prev.Run.ID)
 	if err := writeReports(spec.OutDir, summary, name, prev.Workbook); err != nil {
 		return res, fmt.Errorf("run %s: writing its reports again failed: %w", prev.Run.ID, err)
 	}
@@ -463,6 +518,7 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 	if stored.AlertSent {
 		return false, nil
 	}
+	ctx = alertFor(ctx, stored.Run.Channel)
 	var msg reports.Message
 	attachment := ""
 	switch stored.Run.Status {
@@ -504,15 +560,15 @@ type rendered struct {
 func (r *rendered) close() { os.RemoveAll(r.dir) }
 
 // renderReports makes the run's summary.json and workbook (and, past
-// maxLines review lines, the CSV export the workbook points to).
-func renderReports(res *reconcile.Result, workbookName string, maxLines int) (*rendered, error) {
+// opts.MaxLines review lines, the CSV export the workbook points to).
+func renderReports(res *reconcile.Result, workbookName string, opts reports.WorkbookOptions) (*rendered, error) {
 	dir, err := os.MkdirTemp("", "reconcile-reports-")
 	if err != nil {
 		return nil, err
 	}
 	r := &rendered{workbookName: workbookName, dir: dir}
 	path := filepath.Join(dir, workbookName)
-	info, err := reports.WriteWorkbookWith(path, res, reports.WorkbookOptions{MaxLines: maxLines})
+	info, err := reports.WriteWorkbookWith(path, res, opts)
 	if err != nil {
 		r.close()
 		return nil, err
@@ -593,6 +649,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	run.Status = reconcile.RunFailed
 	run.FinishedAt = j.Now()
 	run.Error = reports.RedactSecrets(cause.Error())
+	spec.log.Error("run failed", "error", run.Error)
 	// The failure must be recorded even when ctx was cancelled by a
 	// signal: a short budget of its own, still tied to ctx's values.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -600,8 +657,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	recorded := false
 	if started && !spec.DryRun && j.DB != nil {
 		if err := j.DB.FailRun(wctx, run.ID, run.FinishedAt, run.Error); err != nil {
-			fmt.Fprintf(j.Log, "warning: could not record run %s as failed (the next run will): %s\n",
-				run.ID, reports.RedactSecrets(err.Error()))
+			spec.log.Warn("could not record the run as failed (the next run will)", "error", err)
 		} else {
 			recorded = true
 		}
@@ -615,7 +671,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 			s := reports.NewSummary(res, "")
 			s.Error = run.Error
 			if err := reports.WriteSummary(filepath.Join(spec.OutDir, "summary.json"), s); err != nil {
-				fmt.Fprintf(j.Log, "warning: %s\n", err)
+				spec.log.Warn("failed run's summary.json not written", "error", err)
 			}
 		}
 	}
@@ -629,15 +685,17 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 		err = j.Notifier.Notify(wctx, msg, "")
 	}
 	if err != nil {
-		fmt.Fprintf(j.Log, "warning: failure alert not sent: %s\n", reports.RedactSecrets(err.Error()))
+		spec.log.Warn("failure alert not sent", "error", err)
 	}
 }
 
-// stageText writes stages as " parse=1.2s match=80ms …".
-func stageText(stages []reconcile.Stage) string {
-	var b strings.Builder
-	for _, s := range stages {
-		fmt.Fprintf(&b, " %s=%s", strings.ReplaceAll(s.Name, " ", "_"), s.Took.Round(time.Millisecond))
+// stageAttrs is the group "stages" of a run's log line, one duration per
+// stage: stages.parse=1.2s in text, "stages":{"parse":1200000000} (in
+// nanoseconds, as slog writes a duration) in JSON.
+func stageAttrs(stages []reconcile.Stage) slog.Attr {
+	as := make([]any, len(stages))
+	for i, s := range stages {
+		as[i] = slog.Duration(strings.ReplaceAll(s.Name, " ", "_"), s.Took)
 	}
-	return b.String()
+	return slog.Group("stages", as...)
 }

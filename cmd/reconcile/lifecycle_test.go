@@ -4,10 +4,13 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/xuri/excelize/v2"
+
+	"reconcile"
 )
 
 const shopHeader = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"
@@ -25,6 +28,14 @@ func shopDay(t *testing.T, c *cli, dsn, date, body string, extra ...string) stri
 		"--file", file, "--dsn", dsn, "--out", out}, extra...)
 	if code := c.run(t, args...); code != ExitOK {
 		t.Fatalf("%s: exit %d\n%s", date, code, c.errb)
+	}
+	return out
+}
+
+func categoryNames() []string {
+	var out []string
+	for _, c := range reconcile.Categories {
+		out = append(out, string(c))
 	}
 	return out
 }
@@ -113,9 +124,25 @@ INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES (
 	// Three days later the flagged finding is still open: the next alert
 	// lists it again.
 	db.Pool().Exec(ctx, `UPDATE findings SET created_at = now() - interval '4 days' WHERE run_id = $1`, s3.RunID)
-	shopDay(t, c, dsn, "2026-11-29", "")
+	out4 := shopDay(t, c, dsn, "2026-11-29", "")
 	if !strings.Contains(c.out.String(), "Still open after 3 days") || !strings.Contains(c.out.String(), "duplicate_vanished · order A · refund R1") {
 		t.Errorf("night 3 alert does not list the open finding again:\n%s", c.out)
+	}
+	// Night 3's Trend sheet: a line per night, the 28th as the corrected
+	// file's run counted it, not the superseded first run.
+	want := "Business Date|" + strings.Join(categoryNames(), "|") + "\n"
+	for _, night := range []struct {
+		date string
+		s    summaryFile
+	}{{"2026-11-27", s1}, {"2026-11-28", s3}, {"2026-11-29", readSummary(t, out4)}} {
+		want += night.date
+		for _, cat := range categoryNames() {
+			want += "|" + strconv.Itoa(night.s.Counts[cat])
+		}
+		want += "\n"
+	}
+	if got := sheetText(t, out4, "2026-11-29", "Trend"); !strings.HasPrefix(got, want) {
+		t.Errorf("night 3 Trend sheet:\n%s\nwant it to start:\n%s", got, want)
 	}
 	var n int
 	db.Pool().QueryRow(ctx, `SELECT count(*) FROM runs WHERE status = 'RUNNING'`).Scan(&n)

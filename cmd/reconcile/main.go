@@ -51,6 +51,9 @@ type App struct {
 	SlackOptions []slack.Option
 	HTTPClient   *http.Client
 	Sleep        func(context.Context, time.Duration) error
+	// IsTerminal, when set, replaces the check of whether stderr is a
+	// terminal: text logs and the progress display, or JSON logs only.
+	IsTerminal func(io.Writer) bool
 }
 
 // usageError is a mistake on the command line: exit status 2.
@@ -75,6 +78,7 @@ var commands = []struct {
 	{"review", "import the decisions written in a review workbook"},
 	{"alert", "send a run's alert that could not be sent"},
 	{"report", "one workbook, summary and alert for a date run as shards"},
+	{"check-config", "check a config and its environment; show what the next tick would do"},
 	{"help", "show this help, or a command's"},
 }
 
@@ -89,6 +93,7 @@ Usage:
   reconcile review import FILE.xlsx [--reviewer NAME]
   reconcile alert --resend RUN_ID
   reconcile run --shard I/N …  /  reconcile report --date D --channel C
+  reconcile check-config [--config FILE]
   reconcile help [COMMAND]
 
 Commands:
@@ -149,6 +154,8 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return a.alertCmd(ctx, rest)
 	case "report":
 		return a.reportCmd(ctx, rest)
+	case "check-config":
+		return a.checkConfigCmd(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return a.dispatch(ctx, []string{rest[0], "-h"})
@@ -165,7 +172,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 func (a *App) printHelp(w io.Writer) {
 	fmt.Fprint(w, mainUsage)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.synopsis)
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.synopsis)
 	}
 	fmt.Fprint(w, exitUsage)
 }

@@ -16,7 +16,7 @@ import (
 )
 
 const reportSynopsis = `reconcile report --date YYYY-MM-DD --channel NAME [--shards N] [--tz ZONE]
-         [--out DIR] [--dsn DSN] [--config FILE]
+         [--out DIR] [--dsn DSN] [--config FILE] [--log-level LEVEL]
 
 Puts together the runs of a date that was split across machines
 ('reconcile run --shard I/N'): one workbook, one summary.json and one alert
@@ -34,6 +34,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	out := fs.String("out", "", "output `DIR` (default: out/<date>/<channel>)")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	config := fs.String("config", "", "config `FILE` (JSON)")
+	level := logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -77,19 +78,27 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
+	log := a.newLogger(level).With("channel", *channel, "business_date", day.String())
 	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB = db
+	job.DB, job.Log = db, log
 
 	res, id, runIDs, err := combineShards(ctx, db, *channel, day, *shards)
 	if err != nil {
 		return err
 	}
+	// The report's id names its set of shard runs, as a run id names a run.
+	log = log.With("run_id", id)
+	log.Debug("shard runs combined", "shard_runs", runIDs)
 	if res.StillOpen, err = db.StillOpen(ctx, *channel, a.Now().AddDate(0, 0, -cfg.StillOpenDays), 50); err != nil {
 		return err
 	}
 	res.StillOpenDays = cfg.StillOpenDays
+	trend, err := db.Trend(ctx, *channel, day, reports.TrendDays-1)
+	if err != nil {
+		return err
+	}
 	name := reports.WorkbookName(*channel, day)
-	rep, err := renderReports(res, name, job.ReviewMaxLines)
+	rep, err := renderReports(res, name, reports.WorkbookOptions{MaxLines: job.ReviewMaxLines, Trend: trend})
 	if err != nil {
 		return err
 	}
@@ -107,6 +116,9 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	sendErr := job.Notifier.Notify(ctx, reports.RunMessage(res, job.Top), filepath.Join(*out, name))
 	if err := db.ReportAlertDone(ctx, id, sendErr); err != nil && sendErr == nil {
 		return err
+	}
+	if sendErr == nil {
+		log.Info("report alert sent")
 	}
 	if sendErr != nil {
 		return fmt.Errorf("report %s: the alert was not sent (make the report again to retry): %w", id, sendErr)

@@ -16,6 +16,7 @@ import (
 )
 
 const reviewSynopsis = `reconcile review import FILE.xlsx [--reviewer NAME] [--dsn DSN] [--config FILE]
+         [--log-level LEVEL]
 
 Records the decisions written in the Decision column of a review workbook the
 job wrote (approve, reject or investigate) on their findings, with the
@@ -44,6 +45,7 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	reviewer := fs.String("reviewer", "", "reviewer `NAME` for lines whose Reviewer column is empty (default: $USER)")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	config := fs.String("config", "", "config `FILE` (JSON)")
+	level := logLevelFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -96,6 +98,8 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 		decisions[i] = ledger.Decision{Ref: l.Ref, Version: l.Version, State: state, Reviewer: who, Note: l.Note, At: now}
 	}
 
+	log := a.newLogger(level).With("workbook", file)
+	log.Debug("decisions read", "lines", len(decisions))
 	db, err := ledger.Open(ctx, *dsn)
 	if err != nil {
 		return err
@@ -111,6 +115,7 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 			return err
 		}
 		tally.add(r)
+		log.Debug("decision", "finding", d.Ref, "state", d.State, "reviewer", d.Reviewer, "outcome", r.Outcome, "posted", r.Posted)
 		fmt.Fprintln(a.Stdout, decisionLine(d, r))
 	}
 	fmt.Fprintln(a.Stdout, tally.closing())

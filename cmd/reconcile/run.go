@@ -17,6 +17,7 @@ import (
 
 const runSynopsis = `reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [--format FORMAT]
          [--tz ZONE] [--dsn DSN] [--out DIR] [--dry-run] [--force] [--config FILE]
+         [--log-level LEVEL]
 
 Reconciles one business date. Without --channel, every channel in the config,
 each file found through the channel's path template. --file needs --channel.
@@ -26,12 +27,16 @@ printed, not sent) and writes nothing to the database.
 A file whose run already succeeded is not reconciled again: the first run's
 summary.json (marked "replay") and workbook are written to the out directory,
 and no second alert is sent. --force re-evaluates it. A different file for
-the same date makes a new run that supersedes the earlier one.`
+the same date makes a new run that supersedes the earlier one.
+
+Logs go to stderr: JSON lines, or text when stderr is a terminal, where a
+progress line also shows the run's stage and the rows read per second.`
 
 type runFlags struct {
 	date, channel, file, format, tz, dsn, out, config string
-	cpuProfile, shard                                 string
+	cpuProfile, shard, metricsFile                    string
 	dryRun, force                                     bool
+	logLevel                                          *logLevel
 }
 
 func (a *App) runCmd(ctx context.Context, args []string) error {
@@ -49,6 +54,8 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	fs.StringVar(&f.shard, "shard", "", "reconcile only shard `I/N` of the keys (0 <= I < N); 'reconcile report' joins the shards")
+	fs.StringVar(&f.metricsFile, "metrics-file", "", "after the runs, write their metrics to `PATH` (a *.prom file for node_exporter's textfile collector)")
+	f.logLevel = logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -82,25 +89,31 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 		return usagef("run", "no database: pass --dsn or set %s (or try 'reconcile demo')", cfg.DatabaseURLEnv)
 	}
 
-	job := a.newJob(cfg, a.notifier(cfg, f.dryRun))
+	obs := a.runObserver(f.metricsFile, specs)
+	job := a.newJob(cfg, obs.notifier(a.notifier(cfg, f.dryRun)))
+	job.Log, job.Progress = a.logAndProgress(f.logLevel)
+	job.Log.Debug("opening the database", "dsn", ledger.RedactDSN(dsn))
 	db, err := ledger.Open(ctx, dsn)
 	if err != nil {
 		for _, s := range specs {
 			job.Fail(ctx, s, err)
 		}
-		return err
+		obs.notStarted(specs)
+		return obs.writeFile(f.metricsFile, err)
 	}
 	defer db.Close()
 	job.DB = db
-	return a.runAll(ctx, job, specs)
+	return obs.writeFile(f.metricsFile, a.runAll(ctx, job, specs, obs))
 }
 
 // runAll runs the specs one after another; a failed channel does not stop
 // the others, but makes the whole command fail.
-func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec) error {
+func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *observer) error {
 	var failed []error
 	for _, s := range specs {
+		start := time.Now()
 		res, err := job.Run(ctx, s)
+		obs.ran(s.Channel, res, err, time.Since(start))
 		if err != nil {
 			failed = append(failed, fmt.Errorf("%s %s: %w", s.Channel, s.Day, err))
 			continue
@@ -190,7 +203,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 
 // newJob returns a job configured by cfg, without its database.
 func (a *App) newJob(cfg Config, n reports.Notifier) *Job {
-	return &Job{Notifier: n, Now: a.Now, Log: a.Stderr, Top: cfg.Slack.Top,
+	return &Job{Notifier: n, Now: a.Now, Log: a.newLogger(nil), Top: cfg.Slack.Top,
 		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays, MemoryDays: cfg.MemoryDays,
 		ReviewMaxLines: cfg.ReviewMaxLines}
 }

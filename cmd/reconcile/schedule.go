@@ -3,12 +3,9 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"log"
+	"log/slog"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -19,7 +16,8 @@ import (
 	"reconcile/reports"
 )
 
-const scheduleSynopsis = `reconcile schedule [--config FILE] [--dsn DSN]
+const scheduleSynopsis = `reconcile schedule [--config FILE] [--dsn DSN] [--log-level LEVEL]
+                   [--metrics-listen ADDR]
 
 Runs until SIGINT or SIGTERM. At each tick of the config's schedule (default
 "0 3 * * *" in the schedule's time zone) it reconciles, for every configured
@@ -29,12 +27,17 @@ not there yet is waited for; past the channel's deadline it is alerted, once.
 Alerts that could not be sent are sent again. Several replicas can run side
 by side: runs of one channel and date take turns, and a file already
 reconciled is not redone. A run in progress when the signal arrives is rolled
-back and recorded as failed; nothing is left half-written.`
+back and recorded as failed; nothing is left half-written.
+
+With --metrics-listen (or the config's metrics.listen) it serves Prometheus
+metrics on /metrics and a health check on /healthz.`
 
 func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("schedule", scheduleSynopsis)
 	config := fs.String("config", "", "config `FILE` (JSON, required)")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	level := logLevelFlag(fs)
+	metricsListen := fs.String("metrics-listen", "", "serve /metrics and /healthz on `ADDR`, such as 127.0.0.1:9464 (default: the config's metrics.listen, else none)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -44,6 +47,12 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	cfg, err := LoadConfig(*config)
 	if err != nil {
 		return usagef("schedule", "%s", err)
+	}
+	if *metricsListen != "" {
+		if err := checkListen(*metricsListen); err != nil {
+			return usagef("schedule", "--metrics-listen: %s", err)
+		}
+		cfg.Metrics.Listen = *metricsListen
 	}
 	if len(cfg.Channels) == 0 {
 		return usagef("schedule", "config %s names no channels", *config)
@@ -60,28 +69,36 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	}
 	defer db.Close()
 
-	// Ticks log from cron's goroutines while this one logs too.
-	logw := &lockedWriter{w: a.Stderr}
+	// Ticks log from cron's goroutines while this one logs too; slog's
+	// handlers write each line whole.
+	logger := a.newLogger(level)
 	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB, job.Log = db, logw
-	s := &Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logw}
+	job.DB, job.Log = db, logger
+	s := &Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
+	s.Metrics = a.scheduleObserver(cfg, job)
 	loc, _ := time.LoadLocation(cfg.Schedule.TimeZone) // validated by LoadConfig
-	logger := cron.PrintfLogger(log.New(logw, "schedule: ", log.LstdFlags))
+	cl := cronLogger{logger}
 	c := cron.New(
 		cron.WithLocation(loc),
-		cron.WithChain(cron.Recover(logger), cron.SkipIfStillRunning(logger)),
+		cron.WithLogger(cl),
+		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
 	)
 	if _, err := c.AddFunc(cfg.Schedule.Spec, func() { s.Tick(ctx) }); err != nil {
 		return usagef("schedule", "schedule.spec %q: %s", cfg.Schedule.Spec, err)
 	}
+	stopMetrics, err := s.Metrics.serve(cfg.Metrics, db, func() { c.Entries() }, logger)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
 	c.Start()
 	next := c.Entries()[0].Next
-	fmt.Fprintf(logw, "schedule: %d channels, %q in %s; next tick %s\n",
-		len(cfg.Channels), cfg.Schedule.Spec, loc, next.Format(time.RFC3339))
+	logger.Info("schedule started", "channels", len(cfg.Channels), "spec", cfg.Schedule.Spec,
+		"time_zone", loc.String(), "next_tick", next)
 	<-ctx.Done()
 	// ctx is cancelled, so a run in progress rolls back; wait for it.
 	<-c.Stop().Done()
-	fmt.Fprintln(logw, "schedule: stopped")
+	logger.Info("schedule stopped")
 	return nil
 }
 
@@ -90,7 +107,17 @@ type Scheduler struct {
 	Config Config
 	Job    *Job
 	Now    func() time.Time
-	Log    io.Writer
+	Log    *slog.Logger // nil: nothing is logged
+	// Metrics is told of every run, overdue file and sign of life; nil
+	// when metrics are off.
+	Metrics *observer
+}
+
+func (s *Scheduler) log() *slog.Logger {
+	if s.Log == nil {
+		return discardLogger
+	}
+	return s.Log
 }
 
 // Due is one date of one channel a tick looked at.
@@ -143,6 +170,13 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 				due = append(due, d)
 				continue
 			}
+			if s.Job.DB == nil {
+				// check-config without a database: past runs are
+				// unknown, so every file there is listed.
+				d.Ready = true
+				due = append(due, d)
+				continue
+			}
 			done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, file.SHA256)
 			if err != nil {
 				return nil, err
@@ -161,36 +195,44 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 // alerts of runs that could not be sent. A failed channel is alerted by the
 // job and does not stop the others.
 func (s *Scheduler) Tick(ctx context.Context) {
+	s.Metrics.tickStarted()
+	defer s.Metrics.tickDone()
 	due, err := s.Plan(ctx)
 	if err != nil {
-		fmt.Fprintf(s.Log, "schedule: %s\n", reports.RedactSecrets(err.Error()))
+		s.log().Error("tick not planned", "error", err)
 		return
 	}
+	s.Metrics.planned(due)
 	for _, d := range due {
+		s.Metrics.beat()
 		if ctx.Err() != nil {
 			return
 		}
 		spec := d.Spec
 		switch {
 		case d.Ready:
+			start := time.Now()
 			res, err := s.Job.Run(ctx, spec)
+			s.Metrics.ran(spec.Channel, res, err, time.Since(start))
 			if err != nil {
-				fmt.Fprintf(s.Log, "schedule: %s %s failed: %s\n", spec.Channel, spec.Day, reports.RedactSecrets(oneLine(err.Error())))
-				continue
+				continue // the job has logged it, with its run id
 			}
-			fmt.Fprintf(s.Log, "schedule: %s %s done: %d need review\n", spec.Channel, spec.Day, res.NeedsReview())
+			s.log().Info("scheduled run done", "run_id", res.Run.ID, "channel", spec.Channel,
+				"business_date", spec.Day.String(), "needs_review", res.NeedsReview(), "replay", res.Replay)
 		case d.Overdue:
+			// No run yet, so no run id: the channel and date say which.
+			log := s.log().With("channel", spec.Channel, "business_date", spec.Day.String())
 			first, err := s.Job.DB.ClaimOverdue(ctx, spec.Channel, spec.Day)
 			if err != nil {
-				fmt.Fprintf(s.Log, "schedule: %s\n", reports.RedactSecrets(err.Error()))
+				log.Error("overdue file not claimed", "error", err)
 				continue
 			}
 			if !first {
 				continue
 			}
-			fmt.Fprintf(s.Log, "schedule: %s %s: file %s is overdue\n", spec.Channel, spec.Day, spec.File)
-			if err := s.Job.Notifier.Notify(ctx, reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline), ""); err != nil {
-				fmt.Fprintf(s.Log, "schedule: overdue alert not sent: %s\n", reports.RedactSecrets(err.Error()))
+			log.Warn("settlement file overdue", "file", spec.File, "deadline", d.Deadline)
+			if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline), ""); err != nil {
+				log.Warn("overdue alert not sent", "error", err)
 			}
 		}
 	}
@@ -202,28 +244,16 @@ func (s *Scheduler) resendAlerts(ctx context.Context) {
 	since := s.Now().AddDate(0, 0, -s.Config.Schedule.LookbackDays-1)
 	ids, err := s.Job.DB.AlertsDue(ctx, since)
 	if err != nil {
-		fmt.Fprintf(s.Log, "schedule: %s\n", reports.RedactSecrets(err.Error()))
+		s.log().Error("alerts to send again not read", "error", err)
 		return
 	}
 	for _, id := range ids {
 		sent, err := s.Job.Resend(ctx, id)
 		switch {
 		case err != nil:
-			fmt.Fprintf(s.Log, "schedule: alert of run %s still not sent: %s\n", id, reports.RedactSecrets(err.Error()))
+			s.log().Warn("alert still not sent", "run_id", id, "error", err)
 		case sent:
-			fmt.Fprintf(s.Log, "schedule: alert of run %s sent\n", id)
+			s.log().Info("alert sent again", "run_id", id)
 		}
 	}
-}
-
-// lockedWriter serialises writes from several goroutines.
-type lockedWriter struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (l *lockedWriter) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(p)
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/xuri/excelize/v2"
+
 	"reconcile/ledger"
 )
 
@@ -52,6 +54,10 @@ func TestFourShardsEqualOneRun(t *testing.T) {
 		t.Errorf("second report: exit %d, alerted again:\n%s", code, c.out)
 	}
 
+	// The report's Trend sheet adds the shards up into the whole run's.
+	if got, want := trendRows(t, reportOut), trendRows(t, wholeOut); got != want || !strings.Contains(got, "2026-11-28|13|1|1|1|1|2|1|1|0|0") {
+		t.Errorf("report's Trend sheet:\n%s\nwhole run's:\n%s", got, want)
+	}
 	if got, want := dump(t, shardDB), dump(t, wholeDB); got != want {
 		t.Errorf("findings and journals differ\nshards:\n%s\nwhole:\n%s", got, want)
 	}
@@ -69,6 +75,26 @@ func TestFourShardsEqualOneRun(t *testing.T) {
 		!strings.Contains(c.errb.String(), "shard 2/4 has not run yet") {
 		t.Errorf("report with a shard missing: exit %d\n%s", code, c.errb)
 	}
+}
+
+// trendRows is the Trend sheet of the wechatpay workbook in dir, a line
+// per row.
+func trendRows(t *testing.T, dir string) string {
+	t.Helper()
+	f, err := excelize.OpenFile(filepath.Join(dir, "review-wechatpay-2026-11-28.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows("Trend")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, r := range rows {
+		b.WriteString(strings.Join(r, "|") + "\n")
+	}
+	return b.String()
 }
 
 // dump is the findings of the current runs and every journal, as sorted

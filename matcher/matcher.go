@@ -16,6 +16,7 @@ package matcher
 import (
 	"fmt"
 	"hash/maphash"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -62,6 +63,7 @@ type Matcher struct {
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
 	sorted     []hashedGroup // tonight's groups by key hash, for AddMemory
+	big        *mappings     // the arrays above allocated outside the heap
 	rowCount   int
 	batchRows  int
 	localRows  int
@@ -69,17 +71,22 @@ type Matcher struct {
 
 // New returns a matcher for the business day.
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
-	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}}
+	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}, big: &mappings{}}
 	if n := opts.ExpectRows; n > 0 {
-		m.rows = make([]row, 0, n)
-		m.groups = make([]keyGroup, 0, n)
-		m.locals = make([]localRow, 0, n)
-		m.arena.b = make([]byte, 0, n*56) // order number, channel id, some refund numbers
+		m.rows = bigSlice[row](m.big, n, false)
+		m.groups = bigSlice[keyGroup](m.big, n, false)
+		m.locals = bigSlice[localRow](m.big, n, false)
+		m.arena.b = bigSlice[byte](m.big, n*56, false) // order number, channel id, some refund numbers
 		slots := 1024
 		for 2*slots < 3*n { // at most two thirds full
 			slots *= 2
 		}
-		m.tab.slots = make([]uint64, slots)
+		m.tab.slots = bigSlice[uint64](m.big, slots, true)
+		if len(m.big.regions) > 0 {
+			// A matcher dropped without Memory (a run that failed) returns
+			// its arrays when it is collected.
+			runtime.AddCleanup(m, func(ms *mappings) { ms.release() }, m.big)
+		}
 	}
 	return m
 }

@@ -614,3 +614,41 @@ func TestMemoryIsSorted(t *testing.T) {
 		}
 	}
 }
+
+// TestMemoryInParts: a memory blob taken part by part gives what it gives
+// whole — the merge starts each part where its keys begin.
+func TestMemoryInParts(t *testing.T) {
+	const n = 2*matcher.PartRows + 100
+	var earlier []reconcile.Transaction
+	for i := 0; i < n; i++ {
+		earlier = append(earlier, pay(fmt.Sprintf("O%06d", i), fmt.Sprintf("T%06d", i), 100, "10:00"))
+	}
+	blob := matcher.EncodeMemory(earlier)
+	parts := matcher.SplitMemory(blob)
+	if len(parts) != 3 || matcher.MemoryRows(parts[2]) != 100 {
+		t.Fatalf("SplitMemory: %d parts, the last of %d rows; want 3, the last of 100", len(parts), matcher.MemoryRows(parts[len(parts)-1]))
+	}
+	run := func(blobs [][]byte) []brief {
+		m := matcher.New(day, matcher.Options{})
+		// Every thousandth key again under a new channel id: a duplicate of
+		// the earlier night's row, wherever its hash falls.
+		for i := 0; i < n; i += 1000 {
+			key := fmt.Sprintf("O%06d", i)
+			m.AddRow(pay(key, "NEW"+key, 100, "09:00"))
+			m.AddLocal(order(key, "PAID", 100, "09:00"))
+		}
+		for _, b := range blobs {
+			if err := m.AddMemory(day.Start().AddDate(0, 0, -1), b); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return briefs(m.Result().Findings)
+	}
+	whole, inParts := run([][]byte{blob}), run(parts)
+	if len(whole) != (n+999)/1000 {
+		t.Fatalf("whole blob: %d findings, want %d", len(whole), (n+999)/1000)
+	}
+	if fmt.Sprint(inParts) != fmt.Sprint(whole) {
+		t.Errorf("in parts: got %v, want %v", inParts, whole)
+	}
+}

@@ -62,14 +62,25 @@ UPDATE findings SET state = 'SUPERSEDED', version = version + 1
 	return err
 }
 
-// remember keeps the run's memory blob (see matcher.EncodeMemory).
-func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, rows int, blob []byte) error {
-	if blob == nil {
-		blob = []byte{}
+// MemoryPart is a part of a night's memory (see matcher.Memory): records
+// sorted by key hash, following the part before.
+type MemoryPart struct {
+	Rows    int
+	Records []byte
+}
+
+// remember keeps the run's memory, one table row per part, written with
+// COPY. A night without rows still gets a part, empty.
+func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, parts []MemoryPart) error {
+	if len(parts) == 0 {
+		parts = []MemoryPart{{Records: []byte{}}}
 	}
-	_, err := tx.Exec(ctx, `
-INSERT INTO settled_keys (run_id, channel, business_date, rows, records) VALUES ($1, $2, $3, $4, $5)`,
-		run.ID, run.Channel, dateOf(run.Day), rows, blob)
+	date := dateOf(run.Day)
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"settled_keys"},
+		[]string{"run_id", "channel", "business_date", "part", "rows", "records"},
+		pgx.CopyFromSlice(len(parts), func(i int) ([]any, error) {
+			return []any{run.ID, run.Channel, date, i, parts[i].Rows, parts[i].Records}, nil
+		}))
 	return err
 }
 

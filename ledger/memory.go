@@ -10,9 +10,9 @@ import (
 	"reconcile"
 )
 
-// MemoryBefore calls fn with the memory blob of each current successful
-// run of channel whose business date is within days before day, oldest
-// first: what the matcher needs to recognise a duplicate across nights and
+// MemoryBefore calls fn with each part of the memory of each current
+// successful run of channel whose business date is within days before
+// day, oldest first, parts in order: what the matcher needs to recognise a duplicate across nights and
 // a record already settled by an earlier night's file.
 func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
 	fn func(date time.Time, blob []byte) error) error {
@@ -22,7 +22,7 @@ SELECT s.business_date, s.records
   FROM settled_keys s JOIN runs r ON r.id = s.run_id
  WHERE s.channel = $1 AND s.business_date >= $2 AND s.business_date < $3
    AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
- ORDER BY s.business_date`, channel, from, dateOf(day))
+ ORDER BY s.business_date, s.run_id, s.part`, channel, from, dateOf(day))
 	if err != nil {
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}

@@ -44,11 +44,10 @@ VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + 
 // Outcome is everything a successful run writes.
 type Outcome struct {
 	Result *reconcile.Result
-	// Memory is the file's payment and refund rows as a memory blob
-	// (matcher.EncodeMemory), MemoryRows how many: later nights recognise
-	// a duplicate of them.
-	Memory     []byte
-	MemoryRows int
+	// Memory is the file's payment and refund rows as memory records
+	// (matcher.Memory), in parts: later nights recognise a duplicate of
+	// them.
+	Memory []MemoryPart
 	// Resolved and Escalated name earlier pending findings (by Ref) this
 	// run found in its file, or did not.
 	Resolved, Escalated []string
@@ -110,7 +109,7 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err := supersede(ctx, tx, run); err != nil {
 			return fmt.Errorf("supersede earlier runs: %w", err)
 		}
-		if err := remember(ctx, tx, run, o.MemoryRows, o.Memory); err != nil {
+		if err := remember(ctx, tx, run, o.Memory); err != nil {
 			return fmt.Errorf("remember settled rows: %w", err)
 		}
 		if o.Reports != nil {

@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"sync"
 	"time"
 
 	"reconcile"
@@ -94,23 +95,41 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 // Memory returns the memory blob of the rows added so far. Call it last,
 // after Result: it lets go of what classification needed (the key groups,
 // the local records, the hash table) before it builds the blob, so a night
-// of millions of rows does not hold both at once.
+// of millions of rows does not hold both at once, and of the rest after;
+// the matcher cannot be used again.
 func (m *Matcher) Memory() []byte {
+	groups, locals, slots := m.groups, m.locals, m.tab.slots
 	m.groups, m.locals, m.tab.slots, m.sorted, m.earlier = nil, nil, nil, nil, nil
+	freeBig(m.big, groups)
+	freeBig(m.big, locals)
+	freeBig(m.big, slots)
 	if len(m.rows) > 1<<20 {
 		runtime.GC() // so the blob reuses that memory instead of adding to it
 	}
-	out := make([]byte, 0, len(m.rows)*recordSize)
-	for i := range m.rows {
-		r := &m.rows[i]
-		kind := kindOf(r.kind)
-		key := r.order
-		if r.kind == 1 {
-			key = r.refund
-		}
-		out = appendRecord(out, hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
-			r.amount, r.cur, statusCodes[r.status], kind)
+	// Hashing is most of the work, and each record is its own: the rows
+	// are cut in one range per processor.
+	out := make([]byte, len(m.rows)*recordSize)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.rows)/100000))
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(m.rows)/workers, (w+1)*len(m.rows)/workers
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				r := &m.rows[i]
+				kind := kindOf(r.kind)
+				key := r.order
+				if r.kind == 1 {
+					key = r.refund
+				}
+				// Appending to an empty slice of the record's room writes in place.
+				appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
+					r.amount, r.cur, statusCodes[r.status], kind)
+			}
+		})
 	}
+	wg.Wait()
+	m.rows, m.arena.b = nil, nil
+	m.big.release()
 	return sortRecords(out)
 }
 
@@ -178,12 +197,28 @@ func kindCode(k reconcile.Kind) byte {
 // MemoryRows is the number of rows a memory blob holds.
 func MemoryRows(blob []byte) int { return len(blob) / recordSize }
 
+// PartRows is how many records a part of a memory blob holds at most.
+const PartRows = 32768
+
+// SplitMemory cuts a memory blob into parts of PartRows records, each
+// sorted and following the one before, for storing and reading back one
+// at a time; AddMemory takes them one by one.
+func SplitMemory(blob []byte) [][]byte {
+	var parts [][]byte
+	for len(blob) > 0 {
+		n := min(len(blob), PartRows*recordSize)
+		parts = append(parts, blob[:n:n])
+		blob = blob[n:]
+	}
+	return parts
+}
+
 // ErrMemory is returned for a memory blob that is not a whole number of
 // records.
 var ErrMemory = errors.New("memory blob is damaged")
 
 // AddMemory takes the memory of an earlier night (its business date and
-// blob). Rows of it with keys of tonight's file become earlier rows of
+// blob, or one part of it after another). Rows of it with keys of tonight's file become earlier rows of
 // those keys (rule 7); local records of tonight's date missing from
 // tonight's file whose keys it carries were settled then, not missed. Call
 // it after AddRow and AddLocal, before Result.
@@ -200,8 +235,13 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 		}
 		slices.SortFunc(m.sorted, func(a, b hashedGroup) int { return bytes.Compare(a.h[:], b.h[:]) })
 	}
-	// Both sides are sorted by key hash: one merge pass over the blob.
+	// Both sides are sorted by key hash: one merge pass over the blob,
+	// from the first group the blob can hold (a blob may be one part of a
+	// night's memory).
 	j := 0
+	if n > 0 {
+		j = sort.Search(len(m.sorted), func(j int) bool { return bytes.Compare(m.sorted[j].h[:], blob[:16]) >= 0 })
+	}
 	for i := 0; i < n && j < len(m.sorted); {
 		rec := blob[i*recordSize : (i+1)*recordSize]
 		c := bytes.Compare(rec[:16], m.sorted[j].h[:])

@@ -426,7 +426,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
-		Result: res, Memory: memory, MemoryRows: matcher.MemoryRows(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
+		Result: res, Memory: memoryParts(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
 		WorkbookName: name, Reports: waitReports,
 	})
 	if err != nil {
@@ -687,6 +687,15 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	if err != nil {
 		spec.log.Warn("failure alert not sent", "error", err)
 	}
+}
+
+// memoryParts is the night's memory as the ledger stores it.
+func memoryParts(blob []byte) []ledger.MemoryPart {
+	var parts []ledger.MemoryPart
+	for _, p := range matcher.SplitMemory(blob) {
+		parts = append(parts, ledger.MemoryPart{Rows: matcher.MemoryRows(p), Records: p})
+	}
+	return parts
 }
 
 // stageAttrs is the group "stages" of a run's log line, one duration per

@@ -2,12 +2,15 @@ package matcher
 
 import "unsafe"
 
-// The index's large arrays (the hash table above all, probed at random
-// once per row) are allocated outside the Go heap on Linux, in memory the
-// kernel is asked to back with 2 MiB pages: with 4 KiB pages nearly every
-// probe of a table of hundreds of megabytes also misses the TLB, which at
-// ten million rows costs more than the parsing. The arrays hold no Go
-// pointers, so the garbage collector has nothing to find in them.
+// The index's large arrays are allocated outside the Go heap on Linux:
+// they hold no Go pointers, so the collector has nothing to find in them,
+// and the heap it paces itself by stays small, which at ten million rows
+// keeps about a gigabyte of garbage from piling up beside them. The hash
+// table, probed at random once per row, is asked to be backed by 2 MiB
+// pages: with 4 KiB pages nearly every probe of a table of a hundred
+// megabytes and more also misses the TLB. The other arrays are read and
+// written in order and do without (the kernel's work to find huge pages
+// for them cost more than it saved).
 
 // bigThreshold is the size below which an array is an ordinary Go slice:
 // small indexes (tests, small files) gain nothing from huge pages.
@@ -18,12 +21,13 @@ const bigThreshold = 32 << 20
 type mappings struct{ regions [][]byte }
 
 // bigSlice returns a zeroed slice of n values of T, whose type must hold
-// no pointers, with length 0 and capacity n (or length n when full).
-func bigSlice[T any](ms *mappings, n int, full bool) []T {
+// no pointers, with length 0 and capacity n (or length n when full), in
+// huge pages if huge is set and the system has them.
+func bigSlice[T any](ms *mappings, n int, full, huge bool) []T {
 	var zero T
 	size := n * int(unsafe.Sizeof(zero))
 	var s []T
-	if b := ms.alloc(size); b != nil {
+	if b := ms.alloc(size, huge); b != nil {
 		s = unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 	} else {
 		s = make([]T, n)
@@ -34,11 +38,11 @@ func bigSlice[T any](ms *mappings, n int, full bool) []T {
 	return s[:0]
 }
 
-func (ms *mappings) alloc(size int) []byte {
+func (ms *mappings) alloc(size int, huge bool) []byte {
 	if size < bigThreshold {
 		return nil
 	}
-	b := mapHuge(size)
+	b := mapMemory(size, huge)
 	if b != nil {
 		ms.regions = append(ms.regions, b)
 	}
@@ -55,7 +59,7 @@ func freeBig[T any](ms *mappings, s []T) {
 	p := unsafe.Pointer(unsafe.SliceData(s[:1]))
 	for i, b := range ms.regions {
 		if unsafe.Pointer(unsafe.SliceData(b)) == p {
-			unmapHuge(b)
+			unmapMemory(b)
 			ms.regions = append(ms.regions[:i], ms.regions[i+1:]...)
 			return
 		}
@@ -65,7 +69,7 @@ func freeBig[T any](ms *mappings, s []T) {
 // release unmaps every array. Nothing may refer to them afterwards.
 func (ms *mappings) release() {
 	for _, b := range ms.regions {
-		unmapHuge(b)
+		unmapMemory(b)
 	}
 	ms.regions = nil
 }

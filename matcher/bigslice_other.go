@@ -2,6 +2,6 @@
 
 package matcher
 
-func mapHuge(size int) []byte { return nil }
+func mapMemory(size int, huge bool) []byte { return nil }
 
-func unmapHuge(b []byte) {}
+func unmapMemory(b []byte) {}

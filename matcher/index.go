@@ -3,6 +3,7 @@ package matcher
 import (
 	"hash/maphash"
 	"time"
+	"unsafe"
 
 	"reconcile"
 )
@@ -96,35 +97,15 @@ func (t *table) hashString(kind uint8, key string) uint64 {
 }
 
 func (m *Matcher) lookup(kind uint8, key string) int32 {
-	return m.lookupHashed(kind, key, m.tab.hashString(kind, key))
+	// The bytes of key are only read.
+	b := unsafe.Slice(unsafe.StringData(key), len(key))
+	return m.lookupHashedBytes(kind, b, m.tab.hash(kind, b))
 }
 
-func (m *Matcher) lookupHashed(kind uint8, key string, h uint64) int32 {
+func (m *Matcher) lookupHashedBytes(kind uint8, key []byte, h uint64) int32 {
 	if len(m.tab.slots) == 0 {
 		return -1
 	}
-	mask := uint64(len(m.tab.slots) - 1)
-	for i := h & mask; ; i = (i + 1) & mask {
-		s := m.tab.slots[i]
-		if s == 0 {
-			return -1
-		}
-		if s>>32 != h>>32 {
-			continue
-		}
-		gi := int32(uint32(s)) - 1
-		g := &m.groups[gi]
-		if g.kind == kind && string(m.arena.bytes(g.key)) == key {
-			return gi
-		}
-	}
-}
-
-func (m *Matcher) lookupBytes(kind uint8, key []byte) int32 {
-	if len(m.tab.slots) == 0 {
-		return -1
-	}
-	h := m.tab.hash(kind, key)
 	mask := uint64(len(m.tab.slots) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := m.tab.slots[i]
@@ -140,6 +121,11 @@ func (m *Matcher) lookupBytes(kind uint8, key []byte) int32 {
 			return gi
 		}
 	}
+}
+
+// lookupSpan looks up a key kept in the arena.
+func (m *Matcher) lookupSpan(kind uint8, key span, h uint64) int32 {
+	return m.lookupHashedBytes(kind, m.arena.bytes(key), h)
 }
 
 // insert adds a group for a key known to be absent, whose hash is h.

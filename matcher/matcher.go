@@ -54,6 +54,7 @@ type Matcher struct {
 	tab         table
 	locals      []localRow
 	words       []string // interned local and idempotency statuses
+	batch       batch    // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
 	others      []reconcile.Transaction
 	prevPending []reconcile.Finding
@@ -73,15 +74,15 @@ type Matcher struct {
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
 	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}, big: &mappings{}}
 	if n := opts.ExpectRows; n > 0 {
-		m.rows = bigSlice[row](m.big, n, false)
-		m.groups = bigSlice[keyGroup](m.big, n, false)
-		m.locals = bigSlice[localRow](m.big, n, false)
-		m.arena.b = bigSlice[byte](m.big, n*56, false) // order number, channel id, some refund numbers
+		m.rows = bigSlice[row](m.big, n, false, false)
+		m.groups = bigSlice[keyGroup](m.big, n, false, false)
+		m.locals = bigSlice[localRow](m.big, n, false, false)
+		m.arena.b = bigSlice[byte](m.big, n*56, false, false) // order number, channel id, some refund numbers
 		slots := 1024
 		for 2*slots < 3*n { // at most two thirds full
 			slots *= 2
 		}
-		m.tab.slots = bigSlice[uint64](m.big, slots, true)
+		m.tab.slots = bigSlice[uint64](m.big, slots, true, true)
 		if len(m.big.regions) > 0 {
 			// A matcher dropped without Memory (a run that failed) returns
 			// its arrays when it is collected.
@@ -94,6 +95,7 @@ func New(day reconcile.BusinessDay, opts Options) *Matcher {
 // AddRow indexes one settlement row. Rows of a kind the parser did not
 // recognise are kept aside and reported, never dropped.
 func (m *Matcher) AddRow(tx reconcile.Transaction) {
+	m.flushLocals()
 	m.rowCount++
 	if tx.Kind == reconcile.KindBatch {
 		m.batchRows++ // fees and payouts of the batch: counted, not matched
@@ -117,23 +119,10 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	}
 	ri := int32(len(m.rows))
 	m.rows = append(m.rows, r)
-	h := m.tab.hashString(kind, tx.Key())
-	gi := m.lookupHashed(kind, tx.Key(), h)
-	if gi < 0 {
-		key := r.order
-		if kind == 1 {
-			key = r.refund
-		}
-		gi = m.insert(kind, key, h)
+	m.batch.rows = append(m.batch.rows, pendingRow{ri, m.tab.hashString(kind, tx.Key())})
+	if len(m.batch.rows) == batchSize {
+		m.flushRows()
 	}
-	g := &m.groups[gi]
-	if g.first < 0 {
-		g.first = ri
-	} else {
-		m.rows[g.last].next = ri
-	}
-	g.last = ri
-	g.n++
 }
 
 // Keys returns the order numbers and refund numbers of the rows seen so
@@ -150,6 +139,7 @@ func (m *Matcher) LocalKeys() (orders, refunds []string) {
 }
 
 func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
+	m.flush()
 	for i := range m.groups {
 		g := &m.groups[i]
 		if withoutLocal && g.local >= 0 {
@@ -169,6 +159,7 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 // AddEarlier takes a row of an earlier date's file with a key of this
 // file. Call it after the rows of this file; rows of other keys are ignored.
 func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
+	m.flush()
 	if gi := m.lookup(codeOfKind(tx.Kind), tx.Key()); gi >= 0 && (tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund) {
 		m.earlier[gi] = append(m.earlier[gi], tx)
 	}
@@ -193,29 +184,24 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // before the cut-off, unless an earlier night's file carried it (see
 // AddMemory). Other records are not this run's business.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
-	row := reconcile.LocalRow{
+	m.queueLocal(&reconcile.LocalRow{
 		Kind: rec.Kind, OrderNo: []byte(rec.OrderNo), RefundNo: []byte(rec.RefundNo),
 		ChannelTxnID: []byte(rec.ChannelTxnID), Currency: []byte(rec.Currency), Status: []byte(rec.Status),
 		IdemStatus: []byte(rec.IdemStatus), Amount: rec.Amount, SettledAt: rec.SettledAt,
-	}
-	if !m.attach(&row) {
-		m.keepUnseen(rec)
-	}
+	})
 }
 
 // AddLocalRow is AddLocal for a record that borrows the driver's buffers:
 // a record with rows tonight goes into the index without allocating.
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
-	if !m.attach(r) {
-		m.keepUnseen(r.Record())
-	}
+	m.queueLocal(r)
 }
 
-// attach counts a local record and, when its key has rows tonight, makes
-// it the key's local record. Its text is copied only where it differs from
-// the row's: the key is the same by definition, and the channel id and
-// order number nearly always are.
-func (m *Matcher) attach(r *reconcile.LocalRow) bool {
+// attach counts a local record and, when its key (hashed to h) has rows
+// tonight, makes it the key's local record. Its text is copied only where
+// it differs from the row's: the key is the same by definition, and the
+// channel id and order number nearly always are.
+func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	m.localRows++
 	if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
 		return false
@@ -225,7 +211,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow) bool {
 	if kind == 1 {
 		key = r.RefundNo
 	}
-	gi := m.lookupBytes(kind, key)
+	gi := m.lookupHashedBytes(kind, key, h)
 	if gi < 0 {
 		return false
 	}
@@ -263,7 +249,7 @@ func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 		return
 	}
 	m.unseen = append(m.unseen, rec)
-	m.unseenSeen = append(m.unseenSeen, false)
+	m.unseenSeen = append(m.unseenSeen, false, false)
 }
 
 // IdemKeys returns the keys whose idempotency status can change the
@@ -271,6 +257,7 @@ func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 // match does not depend on it, so the status of the great majority of
 // keys is never read.
 func (m *Matcher) IdemKeys() (orders, refunds []string) {
+	m.flush()
 	for gi := range m.groups {
 		g := &m.groups[gi]
 		if g.local < 0 || m.plainMatch(int32(gi)) {
@@ -287,6 +274,7 @@ func (m *Matcher) IdemKeys() (orders, refunds []string) {
 
 // SetIdem records the idempotency status of a key of the file.
 func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
+	m.flush()
 	if gi := m.lookup(codeOfKind(kind), key); gi >= 0 && m.groups[gi].local >= 0 {
 		m.locals[m.groups[gi].local].idem = m.intern(status)
 	}
@@ -338,6 +326,7 @@ type Result struct {
 
 // Result classifies everything added so far.
 func (m *Matcher) Result() Result {
+	m.flush()
 	res := Result{
 		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,

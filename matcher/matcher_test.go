@@ -599,19 +599,30 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "rows/s")
 }
 
+// TestMemoryIsSorted: the records come out sorted by key hash, each
+// exactly once, also when several processors scatter and sort them.
 func TestMemoryIsSorted(t *testing.T) {
-	var rows []reconcile.Transaction
-	for i := 0; i < 5000; i++ {
-		rows = append(rows, pay(fmt.Sprintf("O%d", i), fmt.Sprintf("T%d", i), int64(i), "10:00"))
-	}
-	blob := matcher.EncodeMemory(rows)
-	if len(blob) != 5000*40 {
-		t.Fatalf("blob: %d bytes", len(blob))
-	}
-	for i := 1; i < 5000; i++ {
-		if bytes.Compare(blob[(i-1)*40:(i-1)*40+16], blob[i*40:i*40+16]) > 0 {
-			t.Fatalf("record %d is out of order", i)
-		}
+	for _, n := range []int{1, 2, 5000, 150000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var rows []reconcile.Transaction
+			for i := 0; i < n; i++ {
+				rows = append(rows, pay(fmt.Sprintf("O%d", i), fmt.Sprintf("T%d", i), int64(i), "10:00"))
+			}
+			blob := matcher.EncodeMemory(rows)
+			if len(blob) != n*40 {
+				t.Fatalf("blob: %d bytes, want %d", len(blob), n*40)
+			}
+			keys := map[string]bool{}
+			for i := 0; i < n; i++ {
+				keys[string(blob[i*40:i*40+16])] = true
+				if i > 0 && bytes.Compare(blob[(i-1)*40:(i-1)*40+16], blob[i*40:i*40+16]) > 0 {
+					t.Fatalf("record %d is out of order", i)
+				}
+			}
+			if len(keys) != n {
+				t.Errorf("%d different keys in the blob, want %d", len(keys), n)
+			}
+		})
 	}
 }
 

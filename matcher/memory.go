@@ -98,6 +98,7 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 // of millions of rows does not hold both at once, and of the rest after;
 // the matcher cannot be used again.
 func (m *Matcher) Memory() []byte {
+	m.flush()
 	groups, locals, slots := m.groups, m.locals, m.tab.slots
 	m.groups, m.locals, m.tab.slots, m.sorted, m.earlier = nil, nil, nil, nil, nil
 	freeBig(m.big, groups)
@@ -110,24 +111,20 @@ func (m *Matcher) Memory() []byte {
 	// are cut in one range per processor.
 	out := make([]byte, len(m.rows)*recordSize)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.rows)/100000))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
+	parallel(workers, func(w int) {
 		lo, hi := w*len(m.rows)/workers, (w+1)*len(m.rows)/workers
-		wg.Go(func() {
-			for i := lo; i < hi; i++ {
-				r := &m.rows[i]
-				kind := kindOf(r.kind)
-				key := r.order
-				if r.kind == 1 {
-					key = r.refund
-				}
-				// Appending to an empty slice of the record's room writes in place.
-				appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
-					r.amount, r.cur, statusCodes[r.status], kind)
+		for i := lo; i < hi; i++ {
+			r := &m.rows[i]
+			kind := kindOf(r.kind)
+			key := r.order
+			if r.kind == 1 {
+				key = r.refund
 			}
-		})
-	}
-	wg.Wait()
+			// Appending to an empty slice of the record's room writes in place.
+			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
+				r.amount, r.cur, statusCodes[r.status], kind)
+		}
+	})
 	m.rows, m.arena.b = nil, nil
 	m.big.release()
 	return sortRecords(out)
@@ -145,7 +142,9 @@ func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, s
 // one pass that scatters the records into about n/4 buckets by their
 // leading bits leaves a handful of records in each, finished by insertion
 // sort: linear time, where a comparison sort of millions of 40-byte records
-// is the slowest step of writing the memory.
+// is the slowest step of writing the memory. Each processor scatters its
+// own range of records into its own places in the buckets, then sorts its
+// own range of buckets.
 func sortRecords(out []byte) []byte {
 	n := len(out) / recordSize
 	if n < 2 {
@@ -156,35 +155,67 @@ func sortRecords(out []byte) []byte {
 		bits++
 	}
 	shift := 32 - bits
-	bucket := func(rec []byte) int { return int(binary.BigEndian.Uint32(rec) >> shift) }
-	start := make([]int, 1<<bits+1)
-	for i := 0; i < n; i++ {
-		start[bucket(out[i*recordSize:])+1]++
-	}
-	for b := 1; b < len(start); b++ {
-		start[b] += start[b-1]
-	}
-	sorted := make([]byte, len(out))
-	next := append([]int(nil), start...)
-	for i := 0; i < n; i++ {
-		rec := out[i*recordSize : (i+1)*recordSize]
-		b := bucket(rec)
-		copy(sorted[next[b]*recordSize:], rec)
-		next[b]++
-	}
-	tmp := make([]byte, recordSize)
-	for b := 0; b < 1<<bits; b++ {
-		lo, hi := start[b], start[b+1]
-		for i := lo + 1; i < hi; i++ {
-			for j := i; j > lo && bytes.Compare(sorted[j*recordSize:j*recordSize+16], sorted[(j-1)*recordSize:(j-1)*recordSize+16]) < 0; j-- {
-				a, c := sorted[j*recordSize:(j+1)*recordSize], sorted[(j-1)*recordSize:j*recordSize]
-				copy(tmp, a)
-				copy(a, c)
-				copy(c, tmp)
-			}
+	buckets := 1 << bits
+	bucket := func(i int) int { return int(binary.BigEndian.Uint32(out[i*recordSize:]) >> shift) }
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/(1<<16)))
+	rangeOf := func(w, total int) (int, int) { return w * total / workers, (w + 1) * total / workers }
+
+	// next[w][b] is where worker w puts its next record of bucket b.
+	next := make([][]int, workers)
+	parallel(workers, func(w int) {
+		counts := make([]int, buckets)
+		lo, hi := rangeOf(w, n)
+		for i := lo; i < hi; i++ {
+			counts[bucket(i)]++
+		}
+		next[w] = counts
+	})
+	start := make([]int, buckets+1)
+	pos := 0
+	for b := 0; b < buckets; b++ {
+		start[b] = pos
+		for w := 0; w < workers; w++ {
+			c := next[w][b]
+			next[w][b] = pos
+			pos += c
 		}
 	}
+	start[buckets] = n
+
+	sorted := make([]byte, len(out))
+	parallel(workers, func(w int) {
+		lo, hi := rangeOf(w, n)
+		for i := lo; i < hi; i++ {
+			b := bucket(i)
+			copy(sorted[next[w][b]*recordSize:], out[i*recordSize:(i+1)*recordSize])
+			next[w][b]++
+		}
+	})
+	parallel(workers, func(w int) {
+		var tmp [recordSize]byte
+		blo, bhi := rangeOf(w, buckets)
+		for b := blo; b < bhi; b++ {
+			lo, hi := start[b], start[b+1]
+			for i := lo + 1; i < hi; i++ {
+				for j := i; j > lo && bytes.Compare(sorted[j*recordSize:j*recordSize+16], sorted[(j-1)*recordSize:(j-1)*recordSize+16]) < 0; j-- {
+					a, c := sorted[j*recordSize:(j+1)*recordSize], sorted[(j-1)*recordSize:j*recordSize]
+					copy(tmp[:], a)
+					copy(a, c)
+					copy(c, tmp[:])
+				}
+			}
+		}
+	})
 	return sorted
+}
+
+// parallel runs fn(0) … fn(workers-1) at once and waits for them.
+func parallel(workers int, fn func(w int)) {
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Go(func() { fn(w) })
+	}
+	wg.Wait()
 }
 
 func kindCode(k reconcile.Kind) byte {
@@ -223,6 +254,7 @@ var ErrMemory = errors.New("memory blob is damaged")
 // tonight's file whose keys it carries were settled then, not missed. Call
 // it after AddRow and AddLocal, before Result.
 func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
+	m.flush()
 	if len(blob)%recordSize != 0 {
 		return fmt.Errorf("%w: %d bytes", ErrMemory, len(blob))
 	}

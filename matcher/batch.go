@@ -1,0 +1,133 @@
+package matcher
+
+import "reconcile"
+
+// Rows and local records are looked up in the hash table in batches. A
+// probe of a table of hundreds of megabytes nearly always waits for main
+// memory; one row at a time, each waits alone. A batch first loads the
+// slots of all its keys, loads that do not depend on each other and so
+// overlap, then does the lookups in order, which find their slots in the
+// cache. The outcome is exactly that of one at a time: rows are linked,
+// and local records attached, in the order they came.
+
+const batchSize = 16
+
+// pendingRow is a row indexed but not yet linked into its key's group.
+type pendingRow struct {
+	ri int32
+	h  uint64
+}
+
+// pendingLocal is a local record waiting for its lookup, its text copied
+// out of the driver's buffers into the batch's own.
+type pendingLocal struct {
+	rec reconcile.LocalRow
+	h   uint64
+}
+
+type batch struct {
+	rows   []pendingRow
+	locals []pendingLocal
+	text   []byte
+	sink   uint64 // keeps the warming loads from being optimised away
+}
+
+// slot returns the table slot a hash starts probing at; the warming loops
+// load it for what the load brings into the cache.
+func (m *Matcher) slot(h uint64) uint64 {
+	n := len(m.tab.slots)
+	if n == 0 {
+		return 0
+	}
+	return m.tab.slots[h&uint64(n-1)]
+}
+
+// flush finishes every pending lookup. Everything that reads the groups
+// calls it first.
+func (m *Matcher) flush() {
+	m.flushRows()
+	m.flushLocals()
+}
+
+func (m *Matcher) flushRows() {
+	b := m.batch.rows
+	if len(b) == 0 {
+		return
+	}
+	var sum uint64
+	for _, p := range b {
+		sum += m.slot(p.h)
+	}
+	m.batch.sink = sum
+	for _, p := range b {
+		m.link(p.ri, p.h)
+	}
+	m.batch.rows = b[:0]
+}
+
+// link adds row ri, whose key hashes to h, to its key's group.
+func (m *Matcher) link(ri int32, h uint64) {
+	r := &m.rows[ri]
+	key := r.order
+	if r.kind == 1 {
+		key = r.refund
+	}
+	gi := m.lookupSpan(r.kind, key, h)
+	if gi < 0 {
+		gi = m.insert(r.kind, key, h)
+	}
+	g := &m.groups[gi]
+	if g.first < 0 {
+		g.first = ri
+	} else {
+		m.rows[g.last].next = ri
+	}
+	g.last = ri
+	g.n++
+}
+
+// queueLocal copies r (whose bytes the driver reuses) into the batch.
+func (m *Matcher) queueLocal(r *reconcile.LocalRow) {
+	m.flushRows()
+	t := m.batch.text
+	keep := func(b []byte) []byte {
+		off := len(t)
+		t = append(t, b...)
+		return t[off:len(t):len(t)]
+	}
+	c := *r
+	c.OrderNo, c.RefundNo, c.ChannelTxnID = keep(r.OrderNo), keep(r.RefundNo), keep(r.ChannelTxnID)
+	c.Currency, c.Status, c.IdemStatus = keep(r.Currency), keep(r.Status), keep(r.IdemStatus)
+	// Should t have grown into a new array, the records queued before
+	// keep the old one alive.
+	m.batch.text = t
+	kind := codeOfKind(c.Kind)
+	key := c.OrderNo
+	if kind == 1 {
+		key = c.RefundNo
+	}
+	m.batch.locals = append(m.batch.locals, pendingLocal{rec: c, h: m.tab.hash(kind, key)})
+	if len(m.batch.locals) == batchSize {
+		m.flushLocals()
+	}
+}
+
+func (m *Matcher) flushLocals() {
+	b := m.batch.locals
+	if len(b) == 0 {
+		return
+	}
+	var sum uint64
+	for i := range b {
+		sum += m.slot(b[i].h)
+	}
+	m.batch.sink = sum
+	for i := range b {
+		if !m.attach(&b[i].rec, b[i].h) {
+			m.keepUnseen(b[i].rec.Record())
+		}
+		b[i] = pendingLocal{}
+	}
+	m.batch.locals = b[:0]
+	m.batch.text = m.batch.text[:0]
+}

@@ -1,0 +1,86 @@
+package matcher
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"reconcile"
+)
+
+// TestBigSlice: an array past the threshold lives outside the heap until
+// freed; a small one is an ordinary slice; release returns the rest.
+func TestBigSlice(t *testing.T) {
+	ms := &mappings{}
+	small := bigSlice[uint64](ms, 1000, true, false)
+	if len(small) != 1000 || len(ms.regions) != 0 {
+		t.Fatalf("small array: len %d, %d regions; want 1000, 0", len(small), len(ms.regions))
+	}
+	n := bigThreshold/8 + 1
+	table := bigSlice[uint64](ms, n, true, true)
+	rows := bigSlice[row](ms, n/8, false, false)
+	if len(table) != n || len(rows) != 0 || cap(rows) != n/8 {
+		t.Fatalf("big arrays: table len %d, rows len %d cap %d; want %d, 0, %d", len(table), len(rows), cap(rows), n, n/8)
+	}
+	for i := range table {
+		if table[i] != 0 {
+			t.Fatalf("table[%d] = %d, want a zeroed array", i, table[i])
+		}
+		table[i] = uint64(i)
+	}
+	rows = append(rows, row{amount: 7})
+	if rows[0].amount != 7 {
+		t.Fatalf("rows[0].amount = %d, want 7", rows[0].amount)
+	}
+	if mapped := len(ms.regions); mapped != 0 && mapped != 2 {
+		t.Fatalf("%d regions, want 2 (or 0 where the system maps nothing)", mapped)
+	}
+	before := len(ms.regions)
+	freeBig(ms, table)
+	if before > 0 && len(ms.regions) != before-1 {
+		t.Errorf("after freeBig: %d regions, want %d", len(ms.regions), before-1)
+	}
+	ms.release()
+	if len(ms.regions) != 0 {
+		t.Errorf("after release: %d regions, want 0", len(ms.regions))
+	}
+}
+
+// TestLargeIndex runs a matcher whose arrays are past the threshold to the
+// end: every row matched, the memory blob whole, the arrays returned.
+func TestLargeIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("large index")
+	}
+	day, err := reconcile.NewBusinessDay("2026-11-28", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 500_000 // rows of 72 bytes: past bigThreshold
+	m := New(day, Options{ExpectRows: n})
+	if len(m.big.regions) == 0 {
+		t.Skip("this system maps no memory outside the heap")
+	}
+	at := day.Start().Add(10 * time.Hour)
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("ORD%09d", i)
+		m.AddRow(reconcile.Transaction{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
+			Amount: int64(100 + i%7), Currency: "CNY", OccurredAt: at, Status: reconcile.StatusSuccess})
+	}
+	for i := n - 1; i >= 0; i-- { // the other way round: lookups far apart
+		key := fmt.Sprintf("ORD%09d", i)
+		m.AddLocal(reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
+			Amount: int64(100 + i%7), Currency: "CNY", Status: "PAID", SettledAt: at})
+	}
+	res := m.Result()
+	if res.Counts[reconcile.Matched] != n || len(res.Findings) != 0 {
+		t.Fatalf("matched %d with %d findings, want %d and none", res.Counts[reconcile.Matched], len(res.Findings), n)
+	}
+	blob := m.Memory()
+	if MemoryRows(blob) != n {
+		t.Errorf("memory: %d rows, want %d", MemoryRows(blob), n)
+	}
+	if len(m.big.regions) != 0 {
+		t.Errorf("after Memory: %d regions still mapped", len(m.big.regions))
+	}
+}

@@ -63,8 +63,8 @@ type Matcher struct {
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
-	sorted     []hashedGroup // tonight's groups by key hash, for AddMemory
-	big        *mappings     // the arrays above allocated outside the heap
+	sorted     []byte    // tonight's groups by key hash, for AddMemory (sortGroups)
+	big        *mappings // the arrays above allocated outside the heap
 	rowCount   int
 	batchRows  int
 	localRows  int

@@ -663,3 +663,30 @@ func TestMemoryInParts(t *testing.T) {
 		t.Errorf("in parts: got %v, want %v", inParts, whole)
 	}
 }
+
+// TestMemoryAgainstManyKeys: with enough keys tonight that several
+// processors hash and sort them, every key an earlier night carried is
+// found, and only those.
+func TestMemoryAgainstManyKeys(t *testing.T) {
+	const n = 250_000
+	var earlier []reconcile.Transaction
+	m := matcher.New(day, matcher.Options{ExpectRows: n})
+	for i := 0; i < n; i++ {
+		key := fmt.Sprintf("O%07d", i)
+		m.AddRow(pay(key, "T"+key, 100, "09:00"))
+		m.AddLocal(order(key, "PAID", 100, "09:00"))
+		if i%1000 == 7 {
+			earlier = append(earlier, pay(key, "OLD"+key, 100, "10:00"))
+		}
+	}
+	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory(earlier)); err != nil {
+		t.Fatal(err)
+	}
+	res := m.Result()
+	if got := res.Counts[reconcile.DuplicatePayment]; got != len(earlier) {
+		t.Errorf("duplicates of an earlier night: got %d, want %d", got, len(earlier))
+	}
+	if got := res.Counts[reconcile.Matched]; got != n-len(earlier) {
+		t.Errorf("matched: got %d, want %d", got, n-len(earlier))
+	}
+}

@@ -32,11 +32,28 @@ const recordSize = 40
 
 type keyHash [16]byte
 
-// hashedGroup is a group of tonight's file under its key hash.
-type hashedGroup struct {
-	h  keyHash
-	gi int32
+// sortedSize is the size of an entry of Matcher.sorted: the key hash of a
+// group of tonight's file, then the group's index.
+const sortedSize = 20
+
+// sortGroups lists tonight's groups by key hash, for merging with the
+// memory of earlier nights.
+func (m *Matcher) sortGroups() {
+	m.sorted = make([]byte, len(m.groups)*sortedSize)
+	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.groups)/100000))
+	parallel(workers, func(w int) {
+		for gi := w * len(m.groups) / workers; gi < (w+1)*len(m.groups)/workers; gi++ {
+			g := &m.groups[gi]
+			e := m.sorted[gi*sortedSize : (gi+1)*sortedSize]
+			h := hashKeyBytes(kindOf(g.kind), m.arena.bytes(g.key))
+			copy(e, h[:])
+			binary.BigEndian.PutUint32(e[16:], uint32(gi))
+		}
+	})
+	m.sorted = sortFixed(m.sorted, sortedSize)
 }
+
+func (m *Matcher) sortedKey(j int) []byte { return m.sorted[j*sortedSize : j*sortedSize+16] }
 
 func hashKey(kind reconcile.Kind, key string) keyHash {
 	return hashKeyBytes(kind, []byte(key))
@@ -145,7 +162,10 @@ func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, s
 // is the slowest step of writing the memory. Each processor scatters its
 // own range of records into its own places in the buckets, then sorts its
 // own range of buckets.
-func sortRecords(out []byte) []byte {
+func sortRecords(out []byte) []byte { return sortFixed(out, recordSize) }
+
+// sortFixed sorts records of size bytes that begin with a key hash.
+func sortFixed(out []byte, recordSize int) []byte {
 	n := len(out) / recordSize
 	if n < 2 {
 		return out
@@ -192,16 +212,16 @@ func sortRecords(out []byte) []byte {
 		}
 	})
 	parallel(workers, func(w int) {
-		var tmp [recordSize]byte
+		tmp := make([]byte, recordSize)
 		blo, bhi := rangeOf(w, buckets)
 		for b := blo; b < bhi; b++ {
 			lo, hi := start[b], start[b+1]
 			for i := lo + 1; i < hi; i++ {
 				for j := i; j > lo && bytes.Compare(sorted[j*recordSize:j*recordSize+16], sorted[(j-1)*recordSize:(j-1)*recordSize+16]) < 0; j-- {
 					a, c := sorted[j*recordSize:(j+1)*recordSize], sorted[(j-1)*recordSize:j*recordSize]
-					copy(tmp[:], a)
+					copy(tmp, a)
 					copy(a, c)
-					copy(c, tmp[:])
+					copy(c, tmp)
 				}
 			}
 		}
@@ -260,23 +280,19 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	}
 	n := len(blob) / recordSize
 	if m.sorted == nil {
-		m.sorted = make([]hashedGroup, 0, len(m.groups))
-		for gi := range m.groups {
-			g := &m.groups[gi]
-			m.sorted = append(m.sorted, hashedGroup{hashKeyBytes(kindOf(g.kind), m.arena.bytes(g.key)), int32(gi)})
-		}
-		slices.SortFunc(m.sorted, func(a, b hashedGroup) int { return bytes.Compare(a.h[:], b.h[:]) })
+		m.sortGroups()
 	}
 	// Both sides are sorted by key hash: one merge pass over the blob,
 	// from the first group the blob can hold (a blob may be one part of a
 	// night's memory).
+	groups := len(m.sorted) / sortedSize
 	j := 0
 	if n > 0 {
-		j = sort.Search(len(m.sorted), func(j int) bool { return bytes.Compare(m.sorted[j].h[:], blob[:16]) >= 0 })
+		j = sort.Search(groups, func(j int) bool { return bytes.Compare(m.sortedKey(j), blob[:16]) >= 0 })
 	}
-	for i := 0; i < n && j < len(m.sorted); {
+	for i := 0; i < n && j < groups; {
 		rec := blob[i*recordSize : (i+1)*recordSize]
-		c := bytes.Compare(rec[:16], m.sorted[j].h[:])
+		c := bytes.Compare(rec[:16], m.sortedKey(j))
 		if c < 0 {
 			i++
 			continue
@@ -286,7 +302,7 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 			continue
 		}
 		i++
-		gi := m.sorted[j].gi
+		gi := int32(binary.BigEndian.Uint32(m.sorted[j*sortedSize+16:]))
 		g := &m.groups[gi]
 		first := &m.rows[g.first]
 		status := reconcile.StatusSuccess

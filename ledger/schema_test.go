@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -32,8 +33,8 @@ func TestUnapplied(t *testing.T) {
 		{"never migrated", func() error { return nil }, wantMigrations},
 		{"migrated", func() error { _, err := db.Migrate(ctx); return err }, nil},
 		{"last one undone", func() error {
-			return db.Exec(ctx, `DELETE FROM schema_migrations WHERE version = 5`)
-		}, wantMigrations[4:]},
+			return db.Exec(ctx, fmt.Sprintf(`DELETE FROM schema_migrations WHERE version = %d`, len(wantMigrations)))
+		}, wantMigrations[len(wantMigrations)-1:]},
 	}
 	for _, s := range steps {
 		if err := s.do(); err != nil {

@@ -62,25 +62,39 @@ UPDATE findings SET state = 'SUPERSEDED', version = version + 1
 	return err
 }
 
-// MemoryPart is a part of a night's memory (see matcher.Memory): records
-// sorted by key hash, following the part before.
+// Memory is a night's memory as it is stored (see matcher.LayOut): parts
+// of records by key hash, and the filter saying which parts can hold a key.
+type Memory struct {
+	Bits   int
+	Filter []byte
+	Parts  []MemoryPart
+}
+
+// MemoryPart is the records of a night whose key hashes begin with Index.
 type MemoryPart struct {
+	Index   int
 	Rows    int
 	Records []byte
 }
 
-// remember keeps the run's memory, one table row per part, written with
-// COPY. A night without rows still gets a part, empty.
-func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, parts []MemoryPart) error {
-	if len(parts) == 0 {
-		parts = []MemoryPart{{Records: []byte{}}}
-	}
+// remember keeps the run's memory: its parts, one table row each, written
+// with COPY, and its filter. A night without rows keeps just the filter.
+func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, mem Memory) error {
 	date := dateOf(run.Day)
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"settled_keys"},
 		[]string{"run_id", "channel", "business_date", "part", "rows", "records"},
-		pgx.CopyFromSlice(len(parts), func(i int) ([]any, error) {
-			return []any{run.ID, run.Channel, date, i, parts[i].Rows, parts[i].Records}, nil
+		pgx.CopyFromSlice(len(mem.Parts), func(i int) ([]any, error) {
+			p := mem.Parts[i]
+			return []any{run.ID, run.Channel, date, p.Index, p.Rows, p.Records}, nil
 		}))
+	if err != nil {
+		return err
+	}
+	filter := mem.Filter
+	if filter == nil {
+		filter = []byte{}
+	}
+	_, err = tx.Exec(ctx, `INSERT INTO settled_filters (run_id, bits, filter) VALUES ($1, $2, $3)`, run.ID, mem.Bits, filter)
 	return err
 }
 

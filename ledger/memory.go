@@ -10,38 +10,99 @@ import (
 	"reconcile"
 )
 
-// MemoryBefore calls fn with each part of the memory of each current
-// successful run of channel whose business date is within days before
-// day, oldest first, parts in order: what the matcher needs to recognise a duplicate across nights and
-// a record already settled by an earlier night's file.
+// MemoryBefore reads the memory of each current successful run of
+// channel whose business date is within days before day, oldest first.
+// For a night with a filter, choose says which parts of it to read (given
+// the filter; matcher.MemoryParts), and fn gets those parts in order; a
+// night remembered before filters existed is read whole. What the matcher
+// needs to recognise a duplicate across nights, and a record already
+// settled by an earlier night's file.
 func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
-	fn func(date time.Time, blob []byte) error) error {
+	choose func(bits int, filter []byte) ([]int, error), fn func(date time.Time, blob []byte) error) error {
+	type night struct {
+		run    string
+		date   time.Time
+		bits   *int
+		filter []byte
+	}
+	var nights []night
 	from := dateOf(day).AddDate(0, 0, -days)
 	rows, err := db.pool.Query(ctx, `
-SELECT s.business_date, s.records
-  FROM settled_keys s JOIN runs r ON r.id = s.run_id
- WHERE s.channel = $1 AND s.business_date >= $2 AND s.business_date < $3
+SELECT r.id, r.business_date, f.bits, f.filter
+  FROM runs r LEFT JOIN settled_filters f ON f.run_id = r.id
+ WHERE r.channel = $1 AND r.business_date >= $2 AND r.business_date < $3
    AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
- ORDER BY s.business_date, s.run_id, s.part`, channel, from, dateOf(day))
+   AND (f.run_id IS NOT NULL OR EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = r.id))
+ ORDER BY r.business_date, r.id`, channel, from, dateOf(day))
 	if err != nil {
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
-	defer rows.Close()
 	for rows.Next() {
-		var date time.Time
-		var blob []byte
-		if err := rows.Scan(&date, &blob); err != nil {
+		var n night
+		if err := rows.Scan(&n.run, &n.date, &n.bits, &n.filter); err != nil {
+			rows.Close()
 			return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 		}
-		y, m, d := date.Date()
-		if err := fn(time.Date(y, m, d, 0, 0, 0, 0, day.Location), blob); err != nil {
-			return err
-		}
+		nights = append(nights, n)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
+
+	for _, n := range nights {
+		y, m, d := n.date.Date()
+		date := time.Date(y, m, d, 0, 0, 0, 0, day.Location)
+		sql, args := `SELECT records FROM settled_keys WHERE run_id = $1 ORDER BY part`, []any{n.run}
+		if n.bits != nil {
+			parts, err := choose(*n.bits, n.filter)
+			if err != nil {
+				return fmt.Errorf("memory of %s %s (run %s): %w", channel, n.date.Format(time.DateOnly), n.run, err)
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			sql = `SELECT records FROM settled_keys WHERE run_id = $1 AND part = ANY($2) ORDER BY part`
+			args = append(args, parts)
+		}
+		if err := db.readParts(ctx, sql, args, func(blob []byte) error { return fn(date, blob) }); err != nil {
+			return fmt.Errorf("memory of %s %s: %w", channel, n.date.Format(time.DateOnly), err)
+		}
+	}
 	return nil
+}
+
+// RemembersBefore reports whether MemoryBefore would read any night.
+func (db *DB) RemembersBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int) (bool, error) {
+	var any bool
+	err := db.pool.QueryRow(ctx, `
+SELECT EXISTS (SELECT 1 FROM runs r
+                WHERE r.channel = $1 AND r.business_date >= $2 AND r.business_date < $3
+                  AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+                  AND (EXISTS (SELECT 1 FROM settled_filters f WHERE f.run_id = r.id)
+                       OR EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = r.id)))`,
+		channel, dateOf(day).AddDate(0, 0, -days), dateOf(day)).Scan(&any)
+	if err != nil {
+		return false, fmt.Errorf("memory of %s: %w", channel, interpretError(err))
+	}
+	return any, nil
+}
+
+func (db *DB) readParts(ctx context.Context, sql string, args []any, fn func([]byte) error) error {
+	rows, err := db.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return interpretError(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var blob []byte
+		if err := rows.Scan(&blob); err != nil {
+			return interpretError(err)
+		}
+		if err := fn(blob); err != nil {
+			return err
+		}
+	}
+	return interpretError(rows.Err())
 }
 
 // findingSelect reads findings with everything a report shows of them.

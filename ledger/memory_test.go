@@ -10,19 +10,24 @@ import (
 	"reconcile/ledger/ledgertest"
 )
 
-// TestMemoryParts: a night's memory written in parts comes back the next
-// night part by part, in order, and a night without rows leaves an empty
-// part rather than nothing.
+// TestMemoryParts: a night's memory is kept as parts and a filter; the
+// next night is given the filter, and gets back exactly the parts it
+// chooses, in order; a night remembered before filters is read whole; a
+// night without rows keeps its filter alone.
 func TestMemoryParts(t *testing.T) {
 	ctx := context.Background()
 	db, _ := ledgertest.DB(t)
-	parts := []ledger.MemoryPart{
-		{Rows: 2, Records: bytes.Repeat([]byte{1}, 80)},
-		{Rows: 1, Records: bytes.Repeat([]byte{2}, 40)},
-		{Rows: 3, Records: bytes.Repeat([]byte{3}, 120)},
+	mem := ledger.Memory{
+		Bits:   5,
+		Filter: bytes.Repeat([]byte{0xA5}, 64),
+		Parts: []ledger.MemoryPart{
+			{Index: 0, Rows: 2, Records: bytes.Repeat([]byte{1}, 80)},
+			{Index: 1, Rows: 1, Records: bytes.Repeat([]byte{2}, 40)},
+			{Index: 3, Rows: 3, Records: bytes.Repeat([]byte{3}, 120)},
+		},
 	}
 	run := startRun(t, db, "run-mem")
-	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run), Memory: parts}); err != nil {
+	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run), Memory: mem}); err != nil {
 		t.Fatalf("CompleteRun: %v", err)
 	}
 	var rows int
@@ -35,35 +40,52 @@ func TestMemoryParts(t *testing.T) {
 
 	next := testDay
 	next.Date = next.Date.AddDate(0, 0, 1)
-	var got [][]byte
-	var dates []time.Time
-	if err := db.MemoryBefore(ctx, "wechatpay", next, 7, func(date time.Time, blob []byte) error {
-		got, dates = append(got, blob), append(dates, date)
-		return nil
-	}); err != nil {
+	read := func(parts []int) (got [][]byte, filters int) {
+		t.Helper()
+		err := db.MemoryBefore(ctx, "wechatpay", next, 7, func(bits int, filter []byte) ([]int, error) {
+			filters++
+			if bits != mem.Bits || !bytes.Equal(filter, mem.Filter) {
+				t.Errorf("filter: got %d bits, % x; want %d, % x", bits, filter[:2], mem.Bits, mem.Filter[:2])
+			}
+			return parts, nil
+		}, func(date time.Time, blob []byte) error {
+			if date.Format(time.DateOnly) != "2026-11-28" {
+				t.Errorf("memory dated %v, want 2026-11-28", date)
+			}
+			got = append(got, blob)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got, filters
+	}
+	if got, filters := read([]int{0, 3, 7}); filters != 1 || len(got) != 2 ||
+		!bytes.Equal(got[0], mem.Parts[0].Records) || !bytes.Equal(got[1], mem.Parts[2].Records) {
+		t.Errorf("parts 0, 3 and 7 (absent) chosen: %d filters read, got %d parts, want parts 0 and 3", filters, len(got))
+	}
+	if got, _ := read(nil); len(got) != 0 {
+		t.Errorf("no part chosen: got %d parts, want none", len(got))
+	}
+
+	// A night remembered before filters existed: one part, read whole.
+	if err := db.Exec(ctx, `DELETE FROM settled_filters WHERE run_id = 'run-mem'`); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(parts) {
-		t.Fatalf("MemoryBefore gave %d parts, want %d", len(got), len(parts))
-	}
-	for i := range parts {
-		if !bytes.Equal(got[i], parts[i].Records) {
-			t.Errorf("part %d: got % x…, want % x…", i, got[i][:1], parts[i].Records[:1])
-		}
-		if dates[i].Format(time.DateOnly) != "2026-11-28" {
-			t.Errorf("part %d: date %v, want 2026-11-28", i, dates[i])
-		}
+	if got, filters := read([]int{0}); filters != 0 || len(got) != 3 {
+		t.Errorf("a night without a filter: %d filters read, %d parts; want 0 and every part (3)", filters, len(got))
 	}
 
 	empty := startRun(t, db, "run-empty")
-	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(empty)}); err != nil {
-		t.Fatalf("CompleteRun without memory: %v", err)
+	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(empty), Memory: ledger.Memory{Bits: 0, Filter: make([]byte, 128)}}); err != nil {
+		t.Fatalf("CompleteRun without rows: %v", err)
 	}
-	var n int
-	if err := db.Pool().QueryRow(ctx, `SELECT count(*) FROM settled_keys WHERE run_id = 'run-empty' AND rows = 0 AND length(records) = 0`).Scan(&n); err != nil {
+	var parts, filters int
+	if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM settled_keys WHERE run_id = 'run-empty'),
+	       (SELECT count(*) FROM settled_filters WHERE run_id = 'run-empty')`).Scan(&parts, &filters); err != nil {
 		t.Fatal(err)
 	}
-	if n != 1 {
-		t.Errorf("a night without rows: %d empty parts, want 1", n)
+	if parts != 0 || filters != 1 {
+		t.Errorf("a night without rows: %d parts and %d filters, want 0 and 1", parts, filters)
 	}
 }

@@ -45,9 +45,9 @@ VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + 
 type Outcome struct {
 	Result *reconcile.Result
 	// Memory is the file's payment and refund rows as memory records
-	// (matcher.Memory), in parts: later nights recognise a duplicate of
-	// them.
-	Memory []MemoryPart
+	// (matcher.Memory, matcher.LayOut): later nights recognise a duplicate
+	// of them.
+	Memory Memory
 	// Resolved and Escalated name earlier pending findings (by Ref) this
 	// run found in its file, or did not.
 	Resolved, Escalated []string

@@ -59,14 +59,22 @@ type row struct {
 }
 
 // localRow is the local record of a key of the file.
+//
+// Its text is nearly always the text of the first row of its key, which
+// it points at; where the channel id is empty a flag says so, and where
+// any of it differs otherwise, the matcher's localText holds it.
 type localRow struct {
-	order, refund, id span
-	amount            int64
-	at                int64 // settled at, unix nanoseconds; 0 when not settled
-	cur               [3]byte
-	kind              uint8
-	status, idem      uint16 // indexes into the matcher's interned words
+	amount       int64
+	at           int64  // settled at, unix nanoseconds; 0 when not settled
+	row          int32  // the first row of its key
+	status, idem uint16 // indexes into the matcher's interned words
+	cur          [3]byte
+	kind         uint8
+	noID         bool // its channel id is empty
 }
+
+// localText is the text of a local record that differs from its row's.
+type localText struct{ order, refund, id span }
 
 // keyGroup is every row of the file with one key.
 type keyGroup struct {
@@ -222,14 +230,22 @@ func (m *Matcher) transaction(i int32) reconcile.Transaction {
 // local rebuilds local record i as a value.
 func (m *Matcher) local(i int32) *reconcile.LocalRecord {
 	l := &m.locals[i]
+	r := &m.rows[l.row]
+	t, ok := m.localText[i]
+	if !ok {
+		t = localText{r.order, r.refund, r.id}
+		if l.noID {
+			t.id = span{}
+		}
+	}
 	rec := &reconcile.LocalRecord{
 		Kind:         kindOf(l.kind),
-		OrderNo:      m.arena.str(l.order),
-		RefundNo:     m.arena.str(l.refund),
+		OrderNo:      m.arena.str(t.order),
+		RefundNo:     m.arena.str(t.refund),
 		Amount:       l.amount,
 		Currency:     curString(l.cur),
 		Status:       m.words[l.status],
-		ChannelTxnID: m.arena.str(l.id),
+		ChannelTxnID: m.arena.str(t.id),
 		IdemStatus:   m.words[l.idem],
 	}
 	rec.SettledAt = m.timeOf(l.at)

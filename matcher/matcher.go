@@ -53,8 +53,9 @@ type Matcher struct {
 	groups      []keyGroup
 	tab         table
 	locals      []localRow
-	words       []string // interned local and idempotency statuses
-	batch       batch    // lookups waiting to be done together
+	localText   map[int32]localText // of the locals whose text is not their row's
+	words       []string            // interned local and idempotency statuses
+	batch       batch               // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
 	others      []reconcile.Transaction
 	prevPending []reconcile.Finding
@@ -63,11 +64,14 @@ type Matcher struct {
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
-	sorted     []byte    // tonight's groups by key hash, for AddMemory (sortGroups)
-	big        *mappings // the arrays above allocated outside the heap
-	rowCount   int
-	batchRows  int
-	localRows  int
+	// sorted and unseenSorted list tonight's groups and unseen records by
+	// key hash (prepareMemory), for MemoryParts and AddMemory.
+	sorted, unseenSorted []byte
+	memoryReady          bool
+	big                  *mappings // the arrays above allocated outside the heap
+	rowCount             int
+	batchRows            int
+	localRows            int
 }
 
 // New returns a matcher for the business day.
@@ -198,8 +202,8 @@ func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 }
 
 // attach counts a local record and, when its key (hashed to h) has rows
-// tonight, makes it the key's local record. Its text is copied only where
-// it differs from the row's: the key is the same by definition, and the
+// tonight, makes it the key's local record. Its text is kept only where it
+// differs from the row's: the key is the same by definition, and the
 // channel id and order number nearly always are.
 func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	m.localRows++
@@ -223,18 +227,29 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	copy(cur[:], r.Currency)
 	first := &m.rows[g.first]
 	l := localRow{
-		order: first.order, refund: first.refund, id: first.id,
-		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt),
-		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus),
+		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt), row: g.first,
+		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
 	}
-	if string(m.arena.bytes(l.order)) != string(r.OrderNo) {
-		l.order = m.arena.addBytes(r.OrderNo)
-	}
-	if string(m.arena.bytes(l.refund)) != string(r.RefundNo) {
-		l.refund = m.arena.addBytes(r.RefundNo)
-	}
-	if string(m.arena.bytes(l.id)) != string(r.ChannelTxnID) {
-		l.id = m.arena.addBytes(r.ChannelTxnID)
+	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
+	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)
+	sameID := l.noID || string(m.arena.bytes(first.id)) == string(r.ChannelTxnID)
+	if !sameOrder || !sameRefund || !sameID {
+		t := localText{first.order, first.refund, first.id}
+		if !sameOrder {
+			t.order = m.arena.addBytes(r.OrderNo)
+		}
+		if !sameRefund {
+			t.refund = m.arena.addBytes(r.RefundNo)
+		}
+		if !sameID {
+			t.id = m.arena.addBytes(r.ChannelTxnID)
+		} else if l.noID {
+			t.id = span{}
+		}
+		if m.localText == nil {
+			m.localText = map[int32]localText{}
+		}
+		m.localText[int32(len(m.locals))] = t
 	}
 	g.local = int32(len(m.locals))
 	m.locals = append(m.locals, l)
@@ -249,7 +264,7 @@ func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 		return
 	}
 	m.unseen = append(m.unseen, rec)
-	m.unseenSeen = append(m.unseenSeen, false, false)
+	m.unseenSeen = append(m.unseenSeen, false)
 }
 
 // IdemKeys returns the keys whose idempotency status can change the

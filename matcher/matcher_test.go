@@ -626,41 +626,90 @@ func TestMemoryIsSorted(t *testing.T) {
 	}
 }
 
-// TestMemoryInParts: a memory blob taken part by part gives what it gives
-// whole — the merge starts each part where its keys begin.
+// TestMemoryInParts: a night's memory laid out in parts with its filter,
+// of which tonight reads only the parts its keys may be in, gives what the
+// whole blob gives; and the filter leaves most parts unread.
 func TestMemoryInParts(t *testing.T) {
-	const n = 2*matcher.PartRows + 100
+	const n = 100_000
 	var earlier []reconcile.Transaction
 	for i := 0; i < n; i++ {
 		earlier = append(earlier, pay(fmt.Sprintf("O%06d", i), fmt.Sprintf("T%06d", i), 100, "10:00"))
 	}
 	blob := matcher.EncodeMemory(earlier)
-	parts := matcher.SplitMemory(blob)
-	if len(parts) != 3 || matcher.MemoryRows(parts[2]) != 100 {
-		t.Fatalf("SplitMemory: %d parts, the last of %d rows; want 3, the last of 100", len(parts), matcher.MemoryRows(parts[len(parts)-1]))
+	lay := matcher.LayOut(blob)
+	var joined []byte
+	for i, p := range lay.Parts {
+		if i > 0 && p.Index <= lay.Parts[i-1].Index {
+			t.Fatalf("part %d has index %d after %d", i, p.Index, lay.Parts[i-1].Index)
+		}
+		joined = append(joined, p.Records...)
 	}
-	run := func(blobs [][]byte) []brief {
+	if !bytes.Equal(joined, blob) || len(lay.Parts) < 16 || len(lay.Filter) != 128<<lay.Bits {
+		t.Fatalf("layout: %d parts (%d bits), filter %d bytes; the parts joined equal the blob: %v",
+			len(lay.Parts), lay.Bits, len(lay.Filter), bytes.Equal(joined, blob))
+	}
+	byIndex := map[int][]byte{}
+	for _, p := range lay.Parts {
+		byIndex[p.Index] = p.Records
+	}
+
+	run := func(parts bool) ([]brief, int) {
 		m := matcher.New(day, matcher.Options{})
-		// Every thousandth key again under a new channel id: a duplicate of
-		// the earlier night's row, wherever its hash falls.
-		for i := 0; i < n; i += 1000 {
+		// Every ten-thousandth key again under a new channel id: a
+		// duplicate of the earlier night's row, wherever its hash falls;
+		// many keys the earlier night never had; a local record missing
+		// tonight that the earlier night carried (not missing) and one it
+		// did not.
+		for i := 0; i < n; i += 10000 {
 			key := fmt.Sprintf("O%06d", i)
 			m.AddRow(pay(key, "NEW"+key, 100, "09:00"))
 			m.AddLocal(order(key, "PAID", 100, "09:00"))
 		}
-		for _, b := range blobs {
-			if err := m.AddMemory(day.Start().AddDate(0, 0, -1), b); err != nil {
+		for i := 0; i < 5000; i++ {
+			key := fmt.Sprintf("N%06d", i)
+			m.AddRow(pay(key, "T"+key, 100, "09:00"))
+			m.AddLocal(order(key, "PAID", 100, "09:00"))
+		}
+		m.AddLocal(order("O000001", "PAID", 100, "09:00"))
+		m.AddLocal(order("GONE", "PAID", 100, "09:00"))
+		date := day.Start().AddDate(0, 0, -1)
+		read := 0
+		if !parts {
+			if err := m.AddMemory(date, blob); err != nil {
 				t.Fatal(err)
 			}
+			return briefs(m.Result().Findings), len(lay.Parts)
 		}
-		return briefs(m.Result().Findings)
+		chosen, err := m.MemoryParts(lay.Bits, lay.Filter)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range chosen {
+			if records, ok := byIndex[p]; ok {
+				read++
+				if err := m.AddMemory(date, records); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		return briefs(m.Result().Findings), read
 	}
-	whole, inParts := run([][]byte{blob}), run(parts)
-	if len(whole) != (n+999)/1000 {
-		t.Fatalf("whole blob: %d findings, want %d", len(whole), (n+999)/1000)
+	whole, _ := run(false)
+	inParts, read := run(true)
+	if len(whole) != n/10000+1 {
+		t.Fatalf("whole blob: %d findings %v, want %d duplicates and GONE missing", len(whole), whole, n/10000)
 	}
 	if fmt.Sprint(inParts) != fmt.Sprint(whole) {
 		t.Errorf("in parts: got %v, want %v", inParts, whole)
+	}
+	// 11 keys were in the earlier night: at most 11 parts hold them, and
+	// 5,001 keys that were not should add hardly any.
+	if read < 2 || read > 15 {
+		t.Errorf("read %d of %d parts for 11 keys the earlier night had and 5,001 it had not; want 2 to 15", read, len(lay.Parts))
+	}
+	m := matcher.New(day, matcher.Options{})
+	if _, err := m.MemoryParts(lay.Bits, lay.Filter[1:]); !errors.Is(err, matcher.ErrMemory) {
+		t.Errorf("a short filter: got %v, want ErrMemory", err)
 	}
 }
 

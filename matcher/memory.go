@@ -39,21 +39,22 @@ const sortedSize = 20
 // sortGroups lists tonight's groups by key hash, for merging with the
 // memory of earlier nights.
 func (m *Matcher) sortGroups() {
-	m.sorted = make([]byte, len(m.groups)*sortedSize)
+	// Both lists are outside the heap (bigSlice), and the unsorted one is
+	// returned at once: at ten million keys each is 220 MB.
+	unsorted := bigSlice[byte](m.big, len(m.groups)*sortedSize, true, false)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.groups)/100000))
 	parallel(workers, func(w int) {
 		for gi := w * len(m.groups) / workers; gi < (w+1)*len(m.groups)/workers; gi++ {
 			g := &m.groups[gi]
-			e := m.sorted[gi*sortedSize : (gi+1)*sortedSize]
+			e := unsorted[gi*sortedSize : (gi+1)*sortedSize]
 			h := hashKeyBytes(kindOf(g.kind), m.arena.bytes(g.key))
 			copy(e, h[:])
 			binary.BigEndian.PutUint32(e[16:], uint32(gi))
 		}
 	})
-	m.sorted = sortFixed(m.sorted, sortedSize)
+	m.sorted = sortFixedInto(bigSlice[byte](m.big, len(unsorted), true, false), unsorted, sortedSize)
+	freeBig(m.big, unsorted)
 }
-
-func (m *Matcher) sortedKey(j int) []byte { return m.sorted[j*sortedSize : j*sortedSize+16] }
 
 func hashKey(kind reconcile.Kind, key string) keyHash {
 	return hashKeyBytes(kind, []byte(key))
@@ -116,11 +117,12 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 // the matcher cannot be used again.
 func (m *Matcher) Memory() []byte {
 	m.flush()
-	groups, locals, slots := m.groups, m.locals, m.tab.slots
-	m.groups, m.locals, m.tab.slots, m.sorted, m.earlier = nil, nil, nil, nil, nil
+	groups, locals, slots, sorted := m.groups, m.locals, m.tab.slots, m.sorted
+	m.groups, m.locals, m.tab.slots, m.sorted, m.unseenSorted, m.earlier, m.localText = nil, nil, nil, nil, nil, nil, nil
 	freeBig(m.big, groups)
 	freeBig(m.big, locals)
 	freeBig(m.big, slots)
+	freeBig(m.big, sorted)
 	if len(m.rows) > 1<<20 {
 		runtime.GC() // so the blob reuses that memory instead of adding to it
 	}
@@ -166,9 +168,18 @@ func sortRecords(out []byte) []byte { return sortFixed(out, recordSize) }
 
 // sortFixed sorts records of size bytes that begin with a key hash.
 func sortFixed(out []byte, recordSize int) []byte {
+	if len(out) < 2*recordSize {
+		return out
+	}
+	return sortFixedInto(make([]byte, len(out)), out, recordSize)
+}
+
+// sortFixedInto sorts the records of out into sorted, as long as out.
+func sortFixedInto(sorted, out []byte, recordSize int) []byte {
 	n := len(out) / recordSize
 	if n < 2 {
-		return out
+		copy(sorted, out)
+		return sorted
 	}
 	bits := 1
 	for bits < 30 && 1<<(bits+2) < n {
@@ -181,17 +192,17 @@ func sortFixed(out []byte, recordSize int) []byte {
 	rangeOf := func(w, total int) (int, int) { return w * total / workers, (w + 1) * total / workers }
 
 	// next[w][b] is where worker w puts its next record of bucket b.
-	next := make([][]int, workers)
+	next := make([][]int32, workers)
 	parallel(workers, func(w int) {
-		counts := make([]int, buckets)
+		counts := make([]int32, buckets)
 		lo, hi := rangeOf(w, n)
 		for i := lo; i < hi; i++ {
 			counts[bucket(i)]++
 		}
 		next[w] = counts
 	})
-	start := make([]int, buckets+1)
-	pos := 0
+	start := make([]int32, buckets+1)
+	var pos int32
 	for b := 0; b < buckets; b++ {
 		start[b] = pos
 		for w := 0; w < workers; w++ {
@@ -200,14 +211,13 @@ func sortFixed(out []byte, recordSize int) []byte {
 			pos += c
 		}
 	}
-	start[buckets] = n
+	start[buckets] = int32(n)
 
-	sorted := make([]byte, len(out))
 	parallel(workers, func(w int) {
 		lo, hi := rangeOf(w, n)
 		for i := lo; i < hi; i++ {
 			b := bucket(i)
-			copy(sorted[next[w][b]*recordSize:], out[i*recordSize:(i+1)*recordSize])
+			copy(sorted[int(next[w][b])*recordSize:], out[i*recordSize:(i+1)*recordSize])
 			next[w][b]++
 		}
 	})
@@ -215,7 +225,7 @@ func sortFixed(out []byte, recordSize int) []byte {
 		tmp := make([]byte, recordSize)
 		blo, bhi := rangeOf(w, buckets)
 		for b := blo; b < bhi; b++ {
-			lo, hi := start[b], start[b+1]
+			lo, hi := int(start[b]), int(start[b+1])
 			for i := lo + 1; i < hi; i++ {
 				for j := i; j > lo && bytes.Compare(sorted[j*recordSize:j*recordSize+16], sorted[(j-1)*recordSize:(j-1)*recordSize+16]) < 0; j-- {
 					a, c := sorted[j*recordSize:(j+1)*recordSize], sorted[(j-1)*recordSize:j*recordSize]
@@ -248,61 +258,23 @@ func kindCode(k reconcile.Kind) byte {
 // MemoryRows is the number of rows a memory blob holds.
 func MemoryRows(blob []byte) int { return len(blob) / recordSize }
 
-// PartRows is how many records a part of a memory blob holds at most.
-const PartRows = 32768
-
-// SplitMemory cuts a memory blob into parts of PartRows records, each
-// sorted and following the one before, for storing and reading back one
-// at a time; AddMemory takes them one by one.
-func SplitMemory(blob []byte) [][]byte {
-	var parts [][]byte
-	for len(blob) > 0 {
-		n := min(len(blob), PartRows*recordSize)
-		parts = append(parts, blob[:n:n])
-		blob = blob[n:]
-	}
-	return parts
-}
-
 // ErrMemory is returned for a memory blob that is not a whole number of
 // records.
 var ErrMemory = errors.New("memory blob is damaged")
 
 // AddMemory takes the memory of an earlier night (its business date and
-// blob, or one part of it after another). Rows of it with keys of tonight's file become earlier rows of
+// blob, or the parts of it MemoryParts names, one after another, in
+// order). Rows of it with keys of tonight's file become earlier rows of
 // those keys (rule 7); local records of tonight's date missing from
 // tonight's file whose keys it carries were settled then, not missed. Call
 // it after AddRow and AddLocal, before Result.
 func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
-	m.flush()
 	if len(blob)%recordSize != 0 {
 		return fmt.Errorf("%w: %d bytes", ErrMemory, len(blob))
 	}
-	n := len(blob) / recordSize
-	if m.sorted == nil {
-		m.sortGroups()
-	}
-	// Both sides are sorted by key hash: one merge pass over the blob,
-	// from the first group the blob can hold (a blob may be one part of a
-	// night's memory).
-	groups := len(m.sorted) / sortedSize
-	j := 0
-	if n > 0 {
-		j = sort.Search(groups, func(j int) bool { return bytes.Compare(m.sortedKey(j), blob[:16]) >= 0 })
-	}
-	for i := 0; i < n && j < groups; {
-		rec := blob[i*recordSize : (i+1)*recordSize]
-		c := bytes.Compare(rec[:16], m.sortedKey(j))
-		if c < 0 {
-			i++
-			continue
-		}
-		if c > 0 {
-			j++
-			continue
-		}
-		i++
-		gi := int32(binary.BigEndian.Uint32(m.sorted[j*sortedSize+16:]))
+	m.flush()
+	m.prepareMemory()
+	merge(blob, m.sorted, func(rec []byte, gi int32) {
 		g := &m.groups[gi]
 		first := &m.rows[g.first]
 		status := reconcile.StatusSuccess
@@ -311,7 +283,7 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 		}
 		var idb [8]byte
 		copy(idb[:], rec[16:24])
-		e := reconcile.Transaction{
+		m.earlier[gi] = append(m.earlier[gi], reconcile.Transaction{
 			Kind:         kindOf(g.kind),
 			OrderNo:      m.arena.str(first.order),
 			RefundNo:     m.arena.str(first.refund),
@@ -320,18 +292,65 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 			Currency:     string(bytes.TrimRight(rec[32:35], "\x00")),
 			Status:       status,
 			OccurredAt:   date,
-		}
-		m.earlier[gi] = append(m.earlier[gi], e)
-	}
-	for i, rec := range m.unseen {
-		if m.unseenSeen[i] {
-			continue
-		}
-		k := hashKey(rec.Kind, rec.Key())
-		j := sort.Search(n, func(j int) bool { return bytes.Compare(blob[j*recordSize:j*recordSize+16], k[:]) >= 0 })
-		if j < n && bytes.Equal(blob[j*recordSize:j*recordSize+16], k[:]) {
-			m.unseenSeen[i] = true
-		}
-	}
+		})
+	})
+	merge(blob, m.unseenSorted, func(_ []byte, ui int32) { m.unseenSeen[ui] = true })
 	return nil
+}
+
+// SortKeys lists tonight's keys by key hash, as MemoryParts and AddMemory
+// need. They do it themselves when it has not been done; a run that will
+// read earlier nights calls it once the file is read, before the local
+// records: the list then takes the memory the local records take later,
+// not memory on top of theirs.
+func (m *Matcher) SortKeys() {
+	m.flush()
+	if m.sorted == nil {
+		m.sortGroups()
+	}
+}
+
+// prepareMemory lists tonight's keys and the keys of the local records
+// missing from tonight's file by key hash, once, for filtering and merging
+// earlier nights' memory.
+func (m *Matcher) prepareMemory() {
+	if m.memoryReady {
+		return
+	}
+	m.memoryReady = true
+	m.SortKeys()
+	u := make([]byte, len(m.unseen)*sortedSize)
+	for i, rec := range m.unseen {
+		h := hashKey(rec.Kind, rec.Key())
+		copy(u[i*sortedSize:], h[:])
+		binary.BigEndian.PutUint32(u[i*sortedSize+16:], uint32(i))
+	}
+	m.unseenSorted = sortFixed(u, sortedSize)
+}
+
+// merge calls fn for each record of blob and each entry of sorted (a key
+// hash and an index) with the record's key hash. Both are sorted by key
+// hash; the pass starts at the first entry the blob can match, as a blob
+// may be one small part of a night.
+func merge(blob, sorted []byte, fn func(rec []byte, index int32)) {
+	n, entries := len(blob)/recordSize, len(sorted)/sortedSize
+	if n == 0 || entries == 0 {
+		return
+	}
+	key := func(j int) []byte { return sorted[j*sortedSize : j*sortedSize+16] }
+	j := sort.Search(entries, func(j int) bool { return bytes.Compare(key(j), blob[:16]) >= 0 })
+	for i := 0; i < n && j < entries; {
+		rec := blob[i*recordSize : (i+1)*recordSize]
+		switch c := bytes.Compare(rec[:16], key(j)); {
+		case c < 0:
+			i++
+		case c > 0:
+			j++
+		default:
+			for k := j; k < entries && bytes.Equal(key(k), rec[:16]); k++ {
+				fn(rec, int32(binary.BigEndian.Uint32(sorted[k*sortedSize+16:])))
+			}
+			i++
+		}
+	}
 }

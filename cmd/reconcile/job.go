@@ -295,6 +295,14 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	spec.log.Debug("settlement file read", "file", spec.File, "format", spec.Format, "rows", rowsRead)
 	progress.Stage("local records")
 
+	// Earlier nights are merged by key hash: tonight's keys are listed so
+	// now, while the local records do not yet take their memory.
+	if remembers, err := j.DB.RemembersBefore(ctx, spec.Channel, spec.Day, j.memoryDays()); err != nil {
+		return nil, err
+	} else if remembers {
+		m.SortKeys()
+	}
+
 	addLocal := func(r *reconcile.LocalRow) error {
 		m.AddLocalRow(r)
 		return nil
@@ -308,7 +316,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	stage("local records")
 	progress.Stage("memory")
-	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.AddMemory); err != nil {
+	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.MemoryParts, m.AddMemory); err != nil {
 		return nil, err
 	}
 	// Only now is it known which keys do not simply match (a key settled on
@@ -426,7 +434,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
-		Result: res, Memory: memoryParts(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
+		Result: res, Memory: memoryLayout(memory), Resolved: mres.Resolved, Escalated: mres.Escalated,
 		WorkbookName: name, Reports: waitReports,
 	})
 	if err != nil {
@@ -689,13 +697,14 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	}
 }
 
-// memoryParts is the night's memory as the ledger stores it.
-func memoryParts(blob []byte) []ledger.MemoryPart {
-	var parts []ledger.MemoryPart
-	for _, p := range matcher.SplitMemory(blob) {
-		parts = append(parts, ledger.MemoryPart{Rows: matcher.MemoryRows(p), Records: p})
+// memoryLayout is the night's memory as the ledger stores it.
+func memoryLayout(blob []byte) ledger.Memory {
+	lay := matcher.LayOut(blob)
+	mem := ledger.Memory{Bits: lay.Bits, Filter: lay.Filter}
+	for _, p := range lay.Parts {
+		mem.Parts = append(mem.Parts, ledger.MemoryPart{Index: p.Index, Rows: matcher.MemoryRows(p.Records), Records: p.Records})
 	}
-	return parts
+	return mem
 }
 
 // stageAttrs is the group "stages" of a run's log line, one duration per

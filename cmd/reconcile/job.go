@@ -303,8 +303,12 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		m.SortKeys()
 	}
 
+	var localRead int64
 	addLocal := func(r *reconcile.LocalRow) error {
 		m.AddLocalRow(r)
+		if localRead++; localRead%progressEvery == 0 {
+			progress.Rows(localRead)
+		}
 		return nil
 	}
 	if _, err := j.DB.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, addLocal); err != nil {
@@ -314,6 +318,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	if _, err := j.DB.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, addLocal); err != nil {
 		return nil, err
 	}
+	progress.Rows(localRead)
 	stage("local records")
 	progress.Stage("memory")
 	if err := j.DB.MemoryBefore(ctx, spec.Channel, spec.Day, j.memoryDays(), m.MemoryParts, m.AddMemory); err != nil {

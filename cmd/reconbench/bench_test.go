@@ -187,11 +187,14 @@ func TestWeChatBillParses(t *testing.T) {
 
 func TestParseStages(t *testing.T) {
 	stderr := `{"time":"2026-11-29T03:00:00Z","level":"INFO","msg":"opening the database"}
-{"time":"2026-11-29T03:00:05Z","level":"INFO","msg":"run committed","run_id":"r1","channel":"shop","business_date":"2026-11-28","findings":3,"stages":{"parse":1900000000,"earlier_rows":12000000,"local_records":850000000,"match":300500000,"still_open":1000000,"reports":2100000000,"commit":62000000000}}
+{"time":"2026-11-29T03:00:05Z","level":"INFO","msg":"run committed","run_id":"r1","channel":"shop","business_date":"2026-11-28","findings":3,"stages":{"parse":1900000000,"earlier_rows":12000000,"local_records":850000000,"match":300500000,"still_open":1000000,"reports":2100000000,"commit":62000000000},"reports_heap_bytes":52428800}
 `
-	got, ok := parseStages(stderr)
+	got, heap, ok := parseRunLine(stderr)
 	if !ok {
 		t.Fatal("no stages")
+	}
+	if heap != 50<<20 {
+		t.Errorf("reports heap = %d, want %d", heap, 50<<20)
 	}
 	r := JobResult{Stages: got}
 	for name, want := range map[string]time.Duration{

@@ -25,6 +25,9 @@ type JobResult struct {
 	Stages      []Stage
 	ChannelRows int
 	Got         Expected
+	// ReportsHeapBytes is how far the heap rose while the workbook and
+	// summary were made, as the job logged it.
+	ReportsHeapBytes int64
 }
 
 // Stage is one entry of the "stages" of the job's log line.
@@ -92,11 +95,11 @@ func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) 
 			res.MaxRSSKiB /= 1024
 		}
 	}
-	stages, ok := parseStages(stderr.String())
+	stages, heap, ok := parseRunLine(stderr.String())
 	if !ok {
 		return res, fmt.Errorf("reconcile logged no line with \"stages\":\n%s", tail(stderr.String(), 20))
 	}
-	res.Stages = stages
+	res.Stages, res.ReportsHeapBytes = stages, heap
 
 	b, err := os.ReadFile(filepath.Join(outDir, "summary.json"))
 	if err != nil {
@@ -123,37 +126,47 @@ func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) 
 // each stage in nanoseconds. Stage names are taken as logged, in their
 // order, so a stage added later is reported too.
 func parseStages(stderr string) ([]Stage, bool) {
+	stages, _, ok := parseRunLine(stderr)
+	return stages, ok
+}
+
+// parseRunLine reads the last line with stages the job logged: its stages,
+// and how far the heap rose while the reports were made (0 when the line
+// does not say).
+func parseRunLine(stderr string) ([]Stage, int64, bool) {
 	var last json.RawMessage
+	var heap int64
 	for l := range strings.Lines(stderr) {
 		var line struct {
-			Stages json.RawMessage `json:"stages"`
+			Stages      json.RawMessage `json:"stages"`
+			ReportsHeap int64           `json:"reports_heap_bytes"`
 		}
 		if json.Unmarshal([]byte(l), &line) == nil && len(line.Stages) > 0 {
-			last = line.Stages
+			last, heap = line.Stages, line.ReportsHeap
 		}
 	}
 	if last == nil {
-		return nil, false
+		return nil, 0, false
 	}
 	// Decoded token by token: a map would lose the order.
 	dec := json.NewDecoder(bytes.NewReader(last))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil, false
+		return nil, 0, false
 	}
 	var out []Stage
 	for dec.More() {
 		t, err := dec.Token()
 		name, ok := t.(string)
 		if err != nil || !ok {
-			return nil, false
+			return nil, 0, false
 		}
 		var ns int64
 		if err := dec.Decode(&ns); err != nil {
-			return nil, false
+			return nil, 0, false
 		}
 		out = append(out, Stage{Name: name, Took: time.Duration(ns)})
 	}
-	return out, len(out) > 0
+	return out, heap, len(out) > 0
 }
 
 func tail(s string, n int) string {

@@ -339,16 +339,17 @@ type hostInfo struct {
 }
 
 type runJSON struct {
-	Input         string             `json:"input"`
-	Channel       string             `json:"channel"`
-	FileBytes     int64              `json:"file_bytes"`
-	ChannelRows   int                `json:"channel_rows"`
-	WallSeconds   float64            `json:"wall_seconds"`
-	RowsPerSecond int64              `json:"rows_per_second"`
-	PeakRSSKiB    int64              `json:"peak_rss_kib"`
-	StageSeconds  map[string]float64 `json:"stage_seconds"`
-	Counts        map[string]int     `json:"counts"`
-	AutoReversed  int                `json:"auto_reversed"`
+	Input          string             `json:"input"`
+	Channel        string             `json:"channel"`
+	FileBytes      int64              `json:"file_bytes"`
+	ChannelRows    int                `json:"channel_rows"`
+	WallSeconds    float64            `json:"wall_seconds"`
+	RowsPerSecond  int64              `json:"rows_per_second"`
+	PeakRSSKiB     int64              `json:"peak_rss_kib"`
+	ReportsHeapMiB float64            `json:"reports_heap_mib"` // the workbook step's rise of the heap
+	StageSeconds   map[string]float64 `json:"stage_seconds"`
+	Counts         map[string]int     `json:"counts"`
+	AutoReversed   int                `json:"auto_reversed"`
 }
 
 type baselineJSON struct {
@@ -386,7 +387,7 @@ func (r *Report) addRun(res JobResult, file string) {
 	r.Runs = append(r.Runs, runJSON{
 		Input: res.Input, Channel: res.Channel, FileBytes: size, ChannelRows: res.ChannelRows,
 		WallSeconds: res.Wall.Seconds(), RowsPerSecond: perSecond(res.ChannelRows, res.Wall),
-		PeakRSSKiB: res.MaxRSSKiB, StageSeconds: stages,
+		PeakRSSKiB: res.MaxRSSKiB, ReportsHeapMiB: float64(res.ReportsHeapBytes) / (1 << 20), StageSeconds: stages,
 		Counts: countsJSON(res.Got.Counts), AutoReversed: res.Got.AutoReversed,
 	})
 }
@@ -482,14 +483,14 @@ var tableStages = []struct {
 }
 
 func printTable(w io.Writer, rep *Report, jobs []JobResult, base BaselineResult) {
-	head := []string{"size", "input", "rows/side", "wall s", "rows/s", "peak RSS MiB"}
+	head := []string{"size", "input", "rows/side", "wall s", "rows/s", "peak RSS MiB", "reports heap MiB"}
 	for _, s := range tableStages {
 		head = append(head, s.column)
 	}
 	table := [][]string{head}
 	for _, j := range jobs {
 		cells := []string{rep.Size, j.Input, thousands(int64(j.ChannelRows)), secs(j.Wall),
-			thousands(perSecond(j.ChannelRows, j.Wall)), mib(j.MaxRSSKiB)}
+			thousands(perSecond(j.ChannelRows, j.Wall)), mib(j.MaxRSSKiB), mib(j.ReportsHeapBytes / 1024)}
 		for _, s := range tableStages {
 			cell := "-"
 			for _, name := range s.names {

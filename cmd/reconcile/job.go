@@ -400,13 +400,16 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		rep  *rendered
 		err  error
 		took time.Duration
+		heap uint64 // how far the heap rose while they were made
 	}
 	reportsDone := make(chan made, 1)
 	go func() {
-		start := time.Now()
+		start, heap := time.Now(), watchHeap()
 		rep, err := renderReports(res, name, reports.WorkbookOptions{MaxLines: j.ReviewMaxLines, Trend: trend})
-		reportsDone <- made{rep, err, time.Since(start)}
+		took := time.Since(start)
+		reportsDone <- made{rep, err, took, heap()}
 	}()
+	var reportsHeap uint64
 	var rep *rendered
 	waitReports := func() ([]byte, []byte, error) {
 		if rep == nil {
@@ -414,7 +417,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 			if r.err != nil {
 				return nil, nil, fmt.Errorf("write reports: %w", r.err)
 			}
-			rep = r.rep
+			rep, reportsHeap = r.rep, r.heap
 			stages = append(stages, reconcile.Stage{Name: "reports", Took: r.took})
 		}
 		return rep.summary, rep.workbook, nil
@@ -448,7 +451,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	stage("commit")
 	res.Stages = stages
 	spec.log.Info("run committed", "rows", res.ChannelRows, "findings", len(res.Findings), "needs_review", res.NeedsReview(),
-		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages))
+		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages), "reports_heap_bytes", reportsHeap)
 	committed()
 	ctx = outer
 

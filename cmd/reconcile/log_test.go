@@ -152,6 +152,9 @@ func TestRunLogLineIsJSON(t *testing.T) {
 			t.Errorf("stages.%s: got %v, want a duration in nanoseconds", name, stages[name])
 		}
 	}
+	if h, ok := line["reports_heap_bytes"].(float64); !ok || h < 0 {
+		t.Errorf("reports_heap_bytes: got %v, want the rise of the heap while the reports were made", line["reports_heap_bytes"])
+	}
 	// Debug lines of the run carry the same attributes.
 	read, ok := findLine(lines, "settlement file read")
 	if !ok || read["run_id"] != s.RunID || read["channel"] != "wechatpay" || read["business_date"] != "2026-11-28" {

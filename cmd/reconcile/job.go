@@ -269,7 +269,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	progress := j.progress()
 	progress.Stage("parse")
 	var rowsRead int64
-	info, err := channelfeed.ParseFile(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) error {
+	info, err := parseAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
 		if rowsRead++; rowsRead%progressEvery == 0 {
 			progress.Rows(rowsRead)
 		}
@@ -278,11 +278,10 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 			// Rows without a key of ours (fees, unrecognised rows) belong
 			// to the first shard, so they are counted once.
 			if keyed && !spec.Shard.Has(tx.Key()) || !keyed && spec.Shard.Index != 0 {
-				return nil
+				return
 			}
 		}
 		m.AddRow(tx)
-		return nil
 	})
 	if err != nil {
 		return nil, err

@@ -36,6 +36,12 @@ func Open(ctx context.Context, dsn string) (*DB, error) {
 		return nil, openError(dsn, "", err)
 	}
 	password := cfg.ConnConfig.Password
+	// The job's queries read millions of rows once each: compiling them
+	// (PostgreSQL's JIT, on for costly plans) takes about 130 ms a query
+	// and saves nothing. A DSN that sets jit itself keeps its setting.
+	if _, set := cfg.ConnConfig.RuntimeParams["jit"]; !set {
+		cfg.ConnConfig.RuntimeParams["jit"] = "off"
+	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, openError(dsn, password, err)

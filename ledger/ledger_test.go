@@ -104,3 +104,27 @@ func TestInterpretError(t *testing.T) {
 		}
 	})
 }
+
+// TestOpenTurnsJITOff: the job's one-pass queries are not compiled, unless
+// the DSN says otherwise.
+func TestOpenTurnsJITOff(t *testing.T) {
+	ctx := context.Background()
+	_, dsn := ledgertest.DB(t)
+	for _, c := range []struct{ dsn, want string }{
+		{dsn, "off"},
+		{ledgertest.WithParam(dsn, "jit", "on"), "on"},
+	} {
+		db, err := ledger.Open(ctx, c.dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		if err := db.Pool().QueryRow(ctx, "SHOW jit").Scan(&got); err != nil {
+			t.Fatal(err)
+		}
+		db.Close()
+		if got != c.want {
+			t.Errorf("jit with %q: got %s, want %s", c.dsn, got, c.want)
+		}
+	}
+}

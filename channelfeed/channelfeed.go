@@ -118,28 +118,11 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	if err != nil {
 		return FileInfo{}, err
 	}
-	// Stat before opening: opening a FIFO for reading blocks until a
-	// writer appears, which would hang the run instead of failing it.
-	st, err := os.Stat(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return FileInfo{}, statError(path, err)
-	}
-	if err := checkRegular(path, st.Mode()); err != nil {
 		return FileInfo{}, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return FileInfo{}, statError(path, err)
 	}
 	defer f.Close()
-	// The path may have been replaced between Stat and Open.
-	st, err = f.Stat()
-	if err != nil {
-		return FileInfo{}, statError(path, err)
-	}
-	if err := checkRegular(path, st.Mode()); err != nil {
-		return FileInfo{}, err
-	}
 
 	if opts.Name == "" {
 		opts.Name = path
@@ -197,21 +180,43 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	return info, nil
 }
 
+// openRegular opens a regular file, following a symbolic link, and
+// refuses anything else. It looks before opening (opening a FIFO for
+// reading blocks until a writer appears, which would hang the run instead
+// of failing it) and again after (the path may have been replaced in
+// between).
+func openRegular(path string) (*os.File, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, statError(path, err)
+	}
+	if err := checkRegular(path, st.Mode()); err != nil {
+		return nil, err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, statError(path, err)
+	}
+	if st, err = f.Stat(); err == nil {
+		err = checkRegular(path, st.Mode())
+	} else {
+		err = statError(path, err)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
 // Fingerprint returns the hex SHA-256 of the file at path, refusing what
 // ParseFile refuses, with its size and line count (before any
 // decompression: a hint of the rows to expect, not a promise). A run is
 // keyed by the hash: the same file again is the same run.
 func Fingerprint(path string) (FileInfo, error) {
-	st, err := os.Stat(path)
+	f, err := openRegular(path)
 	if err != nil {
-		return FileInfo{}, statError(path, err)
-	}
-	if err := checkRegular(path, st.Mode()); err != nil {
 		return FileInfo{}, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return FileInfo{}, statError(path, err)
 	}
 	defer f.Close()
 	h := sha256.New()

@@ -30,9 +30,7 @@ func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.Bu
 	rows, err := db.pool.Query(ctx, `
 SELECT r.id, r.business_date, f.bits, f.filter
   FROM runs r LEFT JOIN settled_filters f ON f.run_id = r.id
- WHERE r.channel = $1 AND r.business_date >= $2 AND r.business_date < $3
-   AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
-   AND (f.run_id IS NOT NULL OR EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = r.id))
+ WHERE `+rememberedSQL+`
  ORDER BY r.business_date, r.id`, channel, from, dateOf(day))
 	if err != nil {
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
@@ -71,15 +69,18 @@ SELECT r.id, r.business_date, f.bits, f.filter
 	return nil
 }
 
+// rememberedSQL picks the runs r whose memory a run reads: the current
+// successful runs of channel $1 dated from $2 to before $3 that left a
+// filter or parts.
+const rememberedSQL = `r.channel = $1 AND r.business_date >= $2 AND r.business_date < $3
+   AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+   AND (EXISTS (SELECT 1 FROM settled_filters f WHERE f.run_id = r.id)
+        OR EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = r.id))`
+
 // RemembersBefore reports whether MemoryBefore would read any night.
 func (db *DB) RemembersBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int) (bool, error) {
 	var any bool
-	err := db.pool.QueryRow(ctx, `
-SELECT EXISTS (SELECT 1 FROM runs r
-                WHERE r.channel = $1 AND r.business_date >= $2 AND r.business_date < $3
-                  AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
-                  AND (EXISTS (SELECT 1 FROM settled_filters f WHERE f.run_id = r.id)
-                       OR EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = r.id)))`,
+	err := db.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs r WHERE `+rememberedSQL+`)`,
 		channel, dateOf(day).AddDate(0, 0, -days), dateOf(day)).Scan(&any)
 	if err != nil {
 		return false, fmt.Errorf("memory of %s: %w", channel, interpretError(err))

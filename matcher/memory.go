@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -105,7 +104,7 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 		if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
 			continue
 		}
-		out = appendRecord(out, hashKey(r.Kind, r.Key()), hashID(r.ChannelTxnID), r.Amount, curOf(r.Currency), r.Status, r.Kind)
+		out = appendRecord(out, hashKey(r.Kind, r.Key()), hashID(r.ChannelTxnID), r.Amount, curOf(r.Currency), statusCode(r.Status), r.Kind)
 	}
 	return sortRecords(out)
 }
@@ -141,7 +140,7 @@ func (m *Matcher) Memory() []byte {
 			}
 			// Appending to an empty slice of the record's room writes in place.
 			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
-				r.amount, r.cur, statusCodes[r.status], kind)
+				r.amount, r.cur, r.status, kind)
 		}
 	})
 	m.rows, m.arena.b = nil, nil
@@ -149,12 +148,14 @@ func (m *Matcher) Memory() []byte {
 	return sortRecords(out)
 }
 
-func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, status reconcile.TxnStatus, kind reconcile.Kind) []byte {
+// appendRecord appends one record; status is an index into statusCodes,
+// stored one up so that 0 reads as success.
+func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, status uint8, kind reconcile.Kind) []byte {
 	out = append(out, k[:]...)
 	out = binary.BigEndian.AppendUint64(out, id)
 	out = binary.BigEndian.AppendUint64(out, uint64(amount))
 	out = append(out, cur[:]...)
-	return append(out, byte(slices.Index(statusCodes, status)+1), kindCode(kind), 0, 0, 0)
+	return append(out, status+1, kindCode(kind), 0, 0, 0)
 }
 
 // sortRecords sorts the records by key hash. The hashes are uniform, so

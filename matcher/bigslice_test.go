@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
@@ -32,8 +33,12 @@ func TestBigSlice(t *testing.T) {
 	if rows[0].amount != 7 {
 		t.Fatalf("rows[0].amount = %d, want 7", rows[0].amount)
 	}
-	if mapped := len(ms.regions); mapped != 0 && mapped != 2 {
-		t.Fatalf("%d regions, want 2 (or 0 where the system maps nothing)", mapped)
+	want := 2
+	if runtime.GOOS != "linux" {
+		want = 0 // elsewhere the arrays are ordinary slices
+	}
+	if mapped := len(ms.regions); mapped != want {
+		t.Fatalf("%d regions, want %d", mapped, want)
 	}
 	before := len(ms.regions)
 	freeBig(ms, table)
@@ -58,8 +63,11 @@ func TestLargeIndex(t *testing.T) {
 	}
 	const n = 500_000 // rows of 72 bytes: past bigThreshold
 	m := New(day, Options{ExpectRows: n})
+	if runtime.GOOS != "linux" {
+		t.Skip("the arrays are outside the heap on Linux only")
+	}
 	if len(m.big.regions) == 0 {
-		t.Skip("this system maps no memory outside the heap")
+		t.Fatal("no array was mapped outside the heap")
 	}
 	at := day.Start().Add(10 * time.Hour)
 	for i := 0; i < n; i++ {

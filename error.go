@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"strconv"
 )
 
 // Sentinel errors callers may test with errors.Is.
@@ -41,3 +42,25 @@ func (e *ParseError) Error() string {
 }
 
 func (e *ParseError) Unwrap() error { return e.Err }
+
+// QuoteRunes is how much of a value an error message quotes: enough to
+// recognise it, never a whole 10 MB field copied into a log line, the
+// runs table, summary.json and the alert.
+const QuoteRunes = 64
+
+// Quote is %q for a value that came from outside (a settlement file, a
+// workbook, a flag): the value quoted with Go's escapes, cut to
+// QuoteRunes runes with its full length in bytes said after it.
+//
+//	Quote("T1")                     → "T1"
+//	Quote(strings.Repeat("x", 1e7)) → "xxxx…xxx…" (10000000 bytes)
+func Quote(s string) string {
+	n := 0
+	for i := range s {
+		if n == QuoteRunes {
+			return strconv.Quote(s[:i]+"…") + " (" + strconv.Itoa(len(s)) + " bytes)"
+		}
+		n++
+	}
+	return strconv.Quote(s)
+}

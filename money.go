@@ -40,7 +40,7 @@ var (
 func ParseAmount(s, currency string) (int64, error) {
 	digits, ok := CurrencyDigits(currency)
 	if !ok {
-		return 0, fmt.Errorf("%w %q", ErrUnknownCurrency, currency)
+		return 0, fmt.Errorf("%w %s", ErrUnknownCurrency, Quote(currency))
 	}
 	return ParseDecimal(s, digits)
 }
@@ -57,16 +57,16 @@ func ParseDecimal(s string, scale int) (int64, error) {
 	}
 	intPart, frac, hasDot := strings.Cut(s, ".")
 	if intPart == "" || !allDigits(intPart) || (hasDot && (frac == "" || !allDigits(frac))) {
-		return 0, fmt.Errorf("%q: %w", orig, ErrBadAmount)
+		return 0, fmt.Errorf("%s: %w", Quote(orig), ErrBadAmount)
 	}
 	trimmed := strings.TrimRight(frac, "0")
 	if len(trimmed) > scale {
-		return 0, fmt.Errorf("%q: %w (%d)", orig, ErrAmountPrecision, scale)
+		return 0, fmt.Errorf("%s: %w (%d)", Quote(orig), ErrAmountPrecision, scale)
 	}
 	frac = trimmed + strings.Repeat("0", scale-len(trimmed))
 	v, err := strconv.ParseInt(intPart+frac, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("%q: %w", orig, ErrAmountRange)
+		return 0, fmt.Errorf("%s: %w", Quote(orig), ErrAmountRange)
 	}
 	if neg {
 		v = -v

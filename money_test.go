@@ -2,6 +2,8 @@ package reconcile_test
 
 import (
 	"errors"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -126,4 +128,24 @@ func mustTime(t *testing.T, s string) time.Time {
 		t.Fatal(err)
 	}
 	return ts
+}
+
+func TestQuote(t *testing.T) {
+	long := strings.Repeat("x", 10<<20)
+	tests := []struct{ in, want string }{
+		{"", `""`},
+		{"T1", `"T1"`},
+		{"a\x00b", `"a\x00b"`},
+		{strings.Repeat("长", reconcile.QuoteRunes), strconv.Quote(strings.Repeat("长", reconcile.QuoteRunes))},
+		{strings.Repeat("长", reconcile.QuoteRunes+1), strconv.Quote(strings.Repeat("长", reconcile.QuoteRunes)+"…") + " (195 bytes)"},
+		{long, strconv.Quote(strings.Repeat("x", reconcile.QuoteRunes)+"…") + " (10485760 bytes)"},
+	}
+	for _, tt := range tests {
+		if got := reconcile.Quote(tt.in); got != tt.want {
+			t.Errorf("Quote(%.20q…): got %.100s, want %.100s", tt.in, got, tt.want)
+		}
+	}
+	if _, err := reconcile.ParseAmount(long, "CNY"); err == nil || len(err.Error()) > 200 {
+		t.Errorf("ParseAmount of a 10 MB value: error of %d bytes, want a short one", len(err.Error()))
+	}
 }

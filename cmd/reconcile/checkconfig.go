@@ -21,7 +21,9 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/robfig/cron/v3"
 
+	"reconcile"
 	"reconcile/channelfeed"
+	"reconcile/inputfile"
 	"reconcile/ledger"
 	"reconcile/reports"
 )
@@ -138,7 +140,7 @@ func (ck *configCheck) load() (cfg Config, ok bool) {
 		ck.note("no --config: checking the built-in defaults (no channels; database and Slack from the default variables)")
 		return DefaultConfig(), true
 	}
-	b, err := os.ReadFile(ck.file)
+	b, err := readConfig(ck.file)
 	if err != nil {
 		ck.problem("%s", err)
 		return Config{}, false
@@ -237,7 +239,7 @@ func (ck *configCheck) channels(cfg Config) {
 				keys = append(keys, "refund_metadata_key")
 			}
 			if len(keys) > 0 {
-				ck.cfgProblem(at+"."+keys[0], "%s: %s: only read by format stripe, not %q", where, strings.Join(keys, " and "), ch.Format)
+				ck.cfgProblem(at+"."+keys[0], "%s: %s: only read by format stripe, not %s", where, strings.Join(keys, " and "), reconcile.Quote(ch.Format))
 			}
 		}
 		if g := ch.grace(); g >= 24*time.Hour {
@@ -393,7 +395,7 @@ func (ck *configCheck) nextTick(ctx context.Context, cfg Config, db *ledger.DB, 
 		return
 	}
 	next := sched.Next(now.In(loc))
-	fmt.Fprintf(ck.w, "\nNext tick: %s (schedule %q in %s)\n", next.Format(time.RFC3339), cfg.Schedule.Spec, loc)
+	fmt.Fprintf(ck.w, "\nNext tick: %s (schedule %s in %s)\n", next.Format(time.RFC3339), reconcile.Quote(cfg.Schedule.Spec), loc)
 	if len(cfg.Channels) == 0 {
 		return
 	}
@@ -438,7 +440,7 @@ func (ck *configCheck) nextTick(ctx context.Context, cfg Config, db *ledger.DB, 
 				state = "found"
 				if err := readable(d.Spec.File); err != nil {
 					state = "unreadable"
-					ck.problem("%s: settlement file for %s: %s", where, d.Spec.Day, err)
+					ck.problem("%s: %s: %s", where, d.Spec.Day, err)
 				}
 			}
 			line := fmt.Sprintf("    %s  %-10s %s", d.Spec.Day, state, d.Spec.File)
@@ -450,25 +452,14 @@ func (ck *configCheck) nextTick(ctx context.Context, cfg Config, db *ledger.DB, 
 	}
 }
 
-// readable is nil when path is a regular file the job can open.
+// readable is nil when path is a regular file the job can open, opened
+// as a run opens it: a named pipe is refused, not waited on.
 func readable(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			return pe.Err
-		}
-		return err
-	}
-	defer f.Close()
-	st, err := f.Stat()
+	f, err := inputfile.Open(path, "settlement file")
 	if err != nil {
 		return err
 	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("not a regular file (mode %s)", st.Mode())
-	}
-	return nil
+	return f.Close()
 }
 
 // configWalker decodes a config file as LoadConfig's strict decoder does,
@@ -582,7 +573,7 @@ func (w *configWalker) object(raw []byte, off int, path string, v reflect.Value)
 			}
 		}
 		if !ok {
-			w.fail(path, w.lines[p], "unknown key %q", key)
+			w.fail(path, w.lines[p], "unknown key %s", reconcile.Quote(key))
 			continue
 		}
 		w.value(rv, valOff, p, v.Field(idx))

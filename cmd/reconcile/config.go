@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
+	"reconcile"
 	"reconcile/channelfeed"
+	"reconcile/inputfile"
 )
 
 // Config is the job's configuration file, JSON. Flags override it. Secrets
@@ -106,7 +107,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 		return err
 	}
 	if v < 0 {
-		return fmt.Errorf("duration %q is negative", s)
+		return fmt.Errorf("duration %s is negative", reconcile.Quote(s))
 	}
 	*d = Duration(v)
 	return nil
@@ -202,14 +203,24 @@ func defaultZone(format string) string {
 	return "UTC"
 }
 
+// maxConfigBytes bounds a config file: one with a hundred channels and
+// their mappings is a few tens of kilobytes.
+const maxConfigBytes = 1 << 20
+
+// readConfig reads a config file as every file the job did not write is
+// read: a regular file only (a named pipe would block), of bounded size.
+func readConfig(path string) ([]byte, error) {
+	return inputfile.ReadFile(path, "config", maxConfigBytes)
+}
+
 // LoadConfig reads and checks a config file; an empty path gives the defaults.
 func LoadConfig(path string) (Config, error) {
 	if path == "" {
 		return DefaultConfig(), nil
 	}
-	b, err := os.ReadFile(path)
+	b, err := readConfig(path)
 	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
+		return Config{}, err
 	}
 	var c Config
 	dec := json.NewDecoder(strings.NewReader(string(b)))
@@ -235,10 +246,10 @@ func (c *Config) validate() error {
 func (c *Config) problems() []error {
 	var errs []error
 	if _, err := time.LoadLocation(c.Schedule.TimeZone); err != nil {
-		errs = append(errs, fieldErrorf("schedule.time_zone", "schedule.time_zone %q: %s", c.Schedule.TimeZone, zoneTrouble(err)))
+		errs = append(errs, fieldErrorf("schedule.time_zone", "schedule.time_zone %s: %s", reconcile.Quote(c.Schedule.TimeZone), zoneTrouble(err)))
 	}
 	if _, err := cron.ParseStandard(c.Schedule.Spec); err != nil {
-		errs = append(errs, fieldErrorf("schedule.spec", "schedule.spec %q: %w", c.Schedule.Spec, err))
+		errs = append(errs, fieldErrorf("schedule.spec", "schedule.spec %s: %w", reconcile.Quote(c.Schedule.Spec), err))
 	}
 	if c.Schedule.LookbackDays < 1 || c.Schedule.LookbackDays > 92 {
 		errs = append(errs, fieldErrorf("schedule.lookback_days", "schedule.lookback_days %d: want 1 to 92", c.Schedule.LookbackDays))
@@ -250,15 +261,15 @@ func (c *Config) problems() []error {
 	seen := map[string]int{}
 	for i, ch := range c.Channels {
 		at, where := ch.where(i)
-		if ch.Name == "" {
-			errs = append(errs, fieldErrorf(at+".name", "%s: name is empty", where))
+		if err := reconcile.CheckChannelName(ch.Name); err != nil {
+			errs = append(errs, fieldErrorf(at+".name", "%s: %s", where, err))
 		} else if first, ok := seen[ch.Name]; ok {
-			errs = append(errs, fieldErrorf(at+".name", "%s: channel %q listed twice (also channels[%d])", where, ch.Name, first))
+			errs = append(errs, fieldErrorf(at+".name", "%s: channel %s listed twice (also channels[%d])", where, reconcile.Quote(ch.Name), first))
 		} else {
 			seen[ch.Name] = i
 		}
 		if _, err := time.LoadLocation(ch.TimeZone); err != nil {
-			errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %q: %s", where, ch.TimeZone, zoneTrouble(err)))
+			errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %s: %s", where, reconcile.Quote(ch.TimeZone), zoneTrouble(err)))
 		}
 		if ch.Format != "" {
 			if _, err := channelfeed.Lookup(ch.Format); err != nil {
@@ -273,7 +284,7 @@ func (c *Config) problems() []error {
 				errs = append(errs, fieldErrorf(at+".mapping", "%s: %w", where, err))
 			}
 		case ch.Mapping != nil:
-			errs = append(errs, fieldErrorf(at+".mapping", "%s: a \"mapping\" is only read by format mapped, not %q", where, ch.Format))
+			errs = append(errs, fieldErrorf(at+".mapping", "%s: a \"mapping\" is only read by format mapped, not %s", where, reconcile.Quote(ch.Format)))
 		}
 	}
 	return errs
@@ -286,7 +297,7 @@ func (ch ChannelConfig) where(i int) (path, name string) {
 	if ch.Name == "" {
 		return path, path
 	}
-	return path, fmt.Sprintf("%s %q", path, ch.Name)
+	return path, fmt.Sprintf("%s %s", path, reconcile.Quote(ch.Name))
 }
 
 // zoneTrouble says why time.LoadLocation refused a name, without

@@ -371,15 +371,10 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		Findings:    mres.Findings,
 		Journals:    compensate.Plan(spec.Channel, mres.Findings),
 	}
-	if j.StillOpenDays >= 0 && spec.Shard.Whole() {
-		days := j.StillOpenDays
-		if days == 0 {
-			days = 3
-		}
-		if res.StillOpen, err = j.DB.StillOpen(ctx, spec.Channel, j.Now().AddDate(0, 0, -days), 50); err != nil {
+	if spec.Shard.Whole() {
+		if err := j.stillOpen(ctx, res); err != nil {
 			return nil, err
 		}
-		res.StillOpenDays = days
 	}
 	// The channel's earlier days for the workbook's Trend sheet; a dry run
 	// reads them too, as it reads everything else.
@@ -395,41 +390,20 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	progress.Stage("commit")
 	// The reports are made on the other core while the database writes
 	// the findings, journals and memory; the commit waits for them.
-	type made struct {
-		rep  *rendered
-		err  error
-		took time.Duration
-		heap uint64 // how far the heap rose while they were made
-	}
-	reportsDone := make(chan made, 1)
-	go func() {
-		start, heap := time.Now(), watchHeap()
-		rep, err := renderReports(res, name, reports.WorkbookOptions{MaxLines: j.ReviewMaxLines, Trend: trend})
-		took := time.Since(start)
-		reportsDone <- made{rep, err, took, heap()}
-	}()
-	var reportsHeap uint64
+	aside := renderAside(res, name, reports.WorkbookOptions{MaxLines: j.ReviewMaxLines, Trend: trend})
+	defer aside.close()
 	var rep *rendered
 	waitReports := func() ([]byte, []byte, error) {
+		r := aside.wait()
+		if r.err != nil {
+			return nil, nil, fmt.Errorf("write reports: %w", r.err)
+		}
 		if rep == nil {
-			r := <-reportsDone
-			if r.err != nil {
-				return nil, nil, fmt.Errorf("write reports: %w", r.err)
-			}
-			rep, reportsHeap = r.rep, r.heap
+			rep = r.rep
 			stages = append(stages, reconcile.Stage{Name: "reports", Took: r.took})
 		}
 		return rep.summary, rep.workbook, nil
 	}
-	defer func() {
-		if rep == nil {
-			if r := <-reportsDone; r.rep != nil {
-				r.rep.close()
-			}
-			return
-		}
-		rep.close()
-	}()
 	if spec.DryRun {
 		if _, _, err := waitReports(); err != nil {
 			return nil, err
@@ -450,7 +424,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	stage("commit")
 	res.Stages = stages
 	spec.log.Info("run committed", "rows", res.ChannelRows, "findings", len(res.Findings), "needs_review", res.NeedsReview(),
-		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages), "reports_heap_bytes", reportsHeap)
+		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages), "reports_heap_bytes", aside.wait().heap)
 	committed()
 	ctx = outer
 
@@ -474,6 +448,24 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	spec.log.Debug("alert", "sent", sent) // not sent: another process had sent it
 	return res, nil
+}
+
+// stillOpen lists on res the channel's findings of earlier runs that still
+// wait for a decision after StillOpenDays days: none when it is negative.
+func (j *Job) stillOpen(ctx context.Context, res *reconcile.Result) error {
+	days := j.StillOpenDays
+	if days == 0 {
+		days = 3
+	}
+	if days < 0 {
+		return nil
+	}
+	open, err := j.DB.StillOpen(ctx, res.Run.Channel, j.Now().AddDate(0, 0, -days), 50)
+	if err != nil {
+		return err
+	}
+	res.StillOpen, res.StillOpenDays = open, days
+	return nil
 }
 
 // replay returns an earlier run's result for the same file: its reports,
@@ -549,10 +541,10 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 				return false, err
 			}
 			defer os.RemoveAll(dir)
-			attachment = filepath.Join(dir, stored.WorkbookName)
-			if err := os.WriteFile(attachment, stored.Workbook, 0o644); err != nil {
+			if err := reports.WriteFile(dir, stored.WorkbookName, stored.Workbook); err != nil {
 				return false, err
 			}
+			attachment = filepath.Join(dir, stored.WorkbookName)
 		}
 	case reconcile.RunFailed:
 		msg = reports.FailureMessage(stored.Run, errors.New(stored.Run.Error))
@@ -560,6 +552,50 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 		return false, fmt.Errorf("run %s is still %s: nothing to alert yet", runID, stored.Run.Status)
 	}
 	return j.alert(ctx, runID, msg, attachment)
+}
+
+// reportsAside is a run's reports being made on another goroutine.
+type reportsAside struct {
+	done chan madeReports
+	got  *madeReports
+}
+
+// madeReports is what making the reports gave.
+type madeReports struct {
+	rep  *rendered
+	err  error
+	took time.Duration
+	heap uint64 // how far the heap rose while they were made
+}
+
+// renderAside starts making the reports of res on another goroutine.
+func renderAside(res *reconcile.Result, name string, opts reports.WorkbookOptions) *reportsAside {
+	a := &reportsAside{done: make(chan madeReports, 1)}
+	go func() {
+		start, heap := time.Now(), watchHeap()
+		rep, err := renderReports(res, name, opts)
+		took := time.Since(start)
+		a.done <- madeReports{rep, err, took, heap()}
+	}()
+	return a
+}
+
+// wait returns the reports once they are made; every call after the first
+// returns the same at once.
+func (a *reportsAside) wait() madeReports {
+	if a.got == nil {
+		m := <-a.done
+		a.got = &m
+	}
+	return *a.got
+}
+
+// close waits for the reports, whatever became of the run, and removes
+// their temporary files.
+func (a *reportsAside) close() {
+	if r := a.wait(); r.rep != nil {
+		r.rep.close()
+	}
 }
 
 // rendered is a run's reports, made before its commit.
@@ -613,14 +649,11 @@ func renderReports(res *reconcile.Result, workbookName string, opts reports.Work
 // write puts the reports in the out directory.
 func (r *rendered) write(dir string) error {
 	if r.csv != "" {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return err
-		}
 		b, err := os.ReadFile(r.csv)
 		if err != nil {
 			return err
 		}
-		if err := writeFileAtomic(filepath.Join(dir, r.csvName), b); err != nil {
+		if err := reports.WriteFile(dir, r.csvName, b); err != nil {
 			return err
 		}
 	}
@@ -629,31 +662,12 @@ func (r *rendered) write(dir string) error {
 
 // writeReports puts a run's reports in its out directory.
 func writeReports(dir string, summary []byte, workbookName string, workbook []byte) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	if len(workbook) > 0 {
-		if err := writeFileAtomic(filepath.Join(dir, workbookName), workbook); err != nil {
+		if err := reports.WriteFile(dir, workbookName, workbook); err != nil {
 			return err
 		}
 	}
-	return writeFileAtomic(filepath.Join(dir, "summary.json"), summary)
-}
-
-func writeFileAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return reports.WriteFile(dir, "summary.json", summary)
 }
 
 // fail records a failed run, writes a summary.json that says why, and

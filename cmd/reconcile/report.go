@@ -41,6 +41,12 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	if *date == "" || *channel == "" {
 		return usagef("report", "--date and --channel are required")
 	}
+	if err := reconcile.CheckChannelName(*channel); err != nil {
+		return usagef("report", "--channel: %s", err)
+	}
+	if given(fs, "shards") && (*shards < 1 || *shards > reconcile.MaxShards) {
+		return usagef("report", "--shards %d: want the number of shards the date was split into, 1 to %d", *shards, reconcile.MaxShards)
+	}
 	cfg, err := LoadConfig(*config)
 	if err != nil {
 		return usagef("report", "%s", err)
@@ -58,7 +64,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	}
 	loc, err := time.LoadLocation(zone)
 	if err != nil {
-		return usagef("report", "--tz %q: not an IANA time zone", zone)
+		return usagef("report", "--tz %s: not an IANA time zone", reconcile.Quote(zone))
 	}
 	day, err := reconcile.NewBusinessDay(*date, loc)
 	if err != nil {
@@ -89,10 +95,9 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	// The report's id names its set of shard runs, as a run id names a run.
 	log = log.With("run_id", id)
 	log.Debug("shard runs combined", "shard_runs", runIDs)
-	if res.StillOpen, err = db.StillOpen(ctx, *channel, a.Now().AddDate(0, 0, -cfg.StillOpenDays), 50); err != nil {
+	if err := job.stillOpen(ctx, res); err != nil {
 		return err
 	}
-	res.StillOpenDays = cfg.StillOpenDays
 	trend, err := db.Trend(ctx, *channel, day, reports.TrendDays-1)
 	if err != nil {
 		return err

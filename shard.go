@@ -20,18 +20,33 @@ type Shard struct {
 	Index, Count int
 }
 
+// MaxShards is the most shards a date can be split into: far more
+// machines than a night's file needs, and few enough that every shard
+// number fits the 32 bits the shard of a key is computed in.
+const MaxShards = 1024
+
 // ParseShard reads "I/N", such as "2/4"; "" is the whole.
 func ParseShard(s string) (Shard, error) {
 	if s == "" {
 		return Shard{}, nil
 	}
 	i, n, ok := strings.Cut(s, "/")
-	index, err1 := strconv.Atoi(i)
-	count, err2 := strconv.Atoi(n)
-	if !ok || err1 != nil || err2 != nil || count < 1 || index < 0 || index >= count {
-		return Shard{}, fmt.Errorf("shard %q: want I/N with 0 <= I < N, such as 0/4", s)
+	index, ok1 := shardNumber(i)
+	count, ok2 := shardNumber(n)
+	if !ok || !ok1 || !ok2 || count < 1 || count > MaxShards || index >= count {
+		return Shard{}, fmt.Errorf("shard %s: want I/N with 0 <= I < N <= %d, such as 0/4", Quote(s), MaxShards)
 	}
 	return Shard{index, count}, nil
+}
+
+// shardNumber reads a shard number: decimal digits only, no sign, at most
+// four of them.
+func shardNumber(s string) (int, bool) {
+	if s == "" || len(s) > 4 || strings.Trim(s, "0123456789") != "" {
+		return 0, false
+	}
+	n, err := strconv.Atoi(s)
+	return n, err == nil
 }
 
 // Whole reports whether the shard is the whole, unsplit work.

@@ -20,6 +20,14 @@ func TestParseShard(t *testing.T) {
 		{"1", reconcile.Shard{}, true},
 		{"a/b", reconcile.Shard{}, true},
 		{"0/0", reconcile.Shard{}, true},
+		{"1/1023", reconcile.Shard{Index: 1, Count: 1023}, false},
+		{"1/1025", reconcile.Shard{}, true},
+		{"1/99999999999", reconcile.Shard{}, true},
+		{"1/18446744073709551617", reconcile.Shard{}, true},
+		{"+1/4", reconcile.Shard{}, true},
+		{"1/+4", reconcile.Shard{}, true},
+		{" 1/4", reconcile.Shard{}, true},
+		{"1/4/8", reconcile.Shard{}, true},
 	}
 	for _, tt := range tests {
 		got, err := reconcile.ParseShard(tt.in)

@@ -142,6 +142,15 @@ func TestUsage(t *testing.T) {
 		{"no database", []string{"run", "--date", "2026-11-28", "--channel", "x", "--format", "csv", "--file", "f"}, ExitUsage, "", "RECONCILE_DATABASE_URL"},
 		{"unknown flag", []string{"run", "--dat", "2026-11-28"}, ExitUsage, "", "-dat"},
 		{"file without channel", []string{"run", "--date", "2026-11-28", "--file", "f"}, ExitUsage, "", "--file needs --channel"},
+		{"date twice", []string{"run", "--date", "2026-11-28", "--date", "2026-11-29", "--channel", "x"}, ExitUsage, "", "-date: given more than once"},
+		{"bool flag twice", []string{"run", "--dry-run", "--dry-run", "--date", "2026-11-28"}, ExitUsage, "", "given more than once"},
+		{"review flag twice", []string{"review", "import", "w.xlsx", "--reviewer", "a", "--reviewer", "b"}, ExitUsage, "", "given more than once"},
+		{"huge shard count", []string{"run", "--date", "2026-11-28", "--channel", "x", "--format", "csv", "--file", "f", "--shard", "1/99999999999"}, ExitUsage, "", "0 <= I < N <= 1024"},
+		{"report shards 0", []string{"report", "--date", "2026-11-28", "--channel", "x", "--shards", "0"}, ExitUsage, "", "--shards 0: want"},
+		{"report shards negative", []string{"report", "--date", "2026-11-28", "--channel", "x", "--shards", "-3"}, ExitUsage, "", "--shards -3: want"},
+		{"channel climbing out", []string{"run", "--date", "2026-11-28", "--channel", "../../x", "--format", "csv", "--file", "f"}, ExitUsage, "", `--channel: channel name "../../x" starts with '.'`},
+		{"channel with a slash", []string{"run", "--date", "2026-11-28", "--channel", "a/b", "--format", "csv", "--file", "f"}, ExitUsage, "", `holds "/"`},
+		{"report channel climbing out", []string{"report", "--date", "2026-11-28", "--channel", ".."}, ExitUsage, "", "starts with '.'"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +163,9 @@ func TestUsage(t *testing.T) {
 			}
 			if !strings.Contains(c.errb.String(), tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", c.errb, tt.stderr)
+			}
+			if tt.code == ExitUsage && !strings.Contains(c.errb.String(), "Try 'reconcile ") {
+				t.Errorf("stderr %q does not say what to try", c.errb)
 			}
 		})
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/slack-go/slack"
 
+	"reconcile"
 	"reconcile/reports"
 )
 
@@ -166,7 +167,7 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 	if len(cmd) > 1 && cmd[0] == '-' {
 		return a.runCmd(ctx, args) // `reconcile --date …` is `reconcile run --date …`
 	}
-	return &usageError{msg: fmt.Sprintf("unknown command %q", cmd)}
+	return &usageError{msg: fmt.Sprintf("unknown command %s", reconcile.Quote(cmd))}
 }
 
 func (a *App) printHelp(w io.Writer) {
@@ -194,6 +195,7 @@ func (a *App) newFlagSet(name, synopsis string) *flag.FlagSet {
 
 // parseFlags parses args, turning flag errors into usage errors.
 func parseFlags(fs *flag.FlagSet, args []string) error {
+	onceEach(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err // fs.Parse has printed the usage
@@ -201,9 +203,47 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 		return usagef(fs.Name(), "%s", err)
 	}
 	if fs.NArg() > 0 {
-		return usagef(fs.Name(), "unexpected argument %q", fs.Arg(0))
+		return usagef(fs.Name(), "unexpected argument %s", reconcile.Quote(fs.Arg(0)))
 	}
 	return nil
+}
+
+// given reports whether the flag name was on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// onceEach makes every flag of fs refuse a second value: `--date
+// 2026-11-28 --date 2026-11-29` is a mistake to point out, not a choice
+// of the last one (the flag package's way).
+func onceEach(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if _, done := f.Value.(*onceValue); !done {
+			f.Value = &onceValue{Value: f.Value}
+		}
+	})
+}
+
+// onceValue is a flag's value that may be set once.
+type onceValue struct {
+	flag.Value
+	set bool
+}
+
+func (v *onceValue) Set(s string) error {
+	if v.set {
+		return errors.New("given more than once")
+	}
+	v.set = true
+	return v.Value.Set(s)
+}
+
+// IsBoolFlag keeps a boolean flag usable without a value (--dry-run).
+func (v *onceValue) IsBoolFlag() bool {
+	b, ok := v.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 func oneLine(s string) string {

@@ -62,7 +62,7 @@ func (mc MetricsConfig) problems() []error {
 // checkListen refuses an address net.Listen would, before anything starts.
 func checkListen(addr string) error {
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return fmt.Errorf("%q is not host:port (such as 127.0.0.1:9464, or :9464 for every interface)", addr)
+		return fmt.Errorf("%s is not host:port (such as 127.0.0.1:9464, or :9464 for every interface)", reconcile.Quote(addr))
 	}
 	return nil
 }

@@ -54,11 +54,11 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	case len(pos) == 0:
 		return usagef("review", "no subcommand: try 'reconcile review import FILE.xlsx'")
 	case pos[0] != "import":
-		return usagef("review", "unknown subcommand %q: try 'reconcile review import FILE.xlsx'", pos[0])
+		return usagef("review", "unknown subcommand %s: try 'reconcile review import FILE.xlsx'", reconcile.Quote(pos[0]))
 	case len(pos) == 1:
 		return usagef("review", "import needs the workbook: reconcile review import FILE.xlsx")
 	case len(pos) > 2:
-		return usagef("review", "unexpected argument %q: import takes one workbook", pos[2])
+		return usagef("review", "unexpected argument %s: import takes one workbook", reconcile.Quote(pos[2]))
 	}
 	file := pos[1]
 	cfg, err := LoadConfig(*config)
@@ -93,7 +93,7 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 		}
 		state, ok := reviewStates[l.Decision]
 		if !ok {
-			return fmt.Errorf("%s: row %d: unknown decision %q", file, l.Row, l.Decision)
+			return fmt.Errorf("%s: row %d: unknown decision %s", file, l.Row, reconcile.Quote(l.Decision))
 		}
 		decisions[i] = ledger.Decision{Ref: l.Ref, Version: l.Version, State: state, Reviewer: who, Note: l.Note, At: now}
 	}
@@ -260,6 +260,7 @@ func plural(n int, word string) string {
 // non-flag, and `review import FILE --reviewer NAME` is as natural as the
 // flags first. After "--" everything is positional.
 func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
+	onceEach(fs)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {

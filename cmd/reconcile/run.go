@@ -136,6 +136,9 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 	var channels []ChannelConfig
 	switch {
 	case f.channel != "":
+		if err := reconcile.CheckChannelName(f.channel); err != nil {
+			return nil, usagef("run", "--channel: %s", err)
+		}
 		ch, ok := cfg.Channel(f.channel)
 		if !ok {
 			ch = ChannelConfig{Name: f.channel}
@@ -167,7 +170,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 		}
 		loc, err := time.LoadLocation(zone)
 		if err != nil {
-			return nil, usagef("run", "--tz %q: not an IANA time zone", zone)
+			return nil, usagef("run", "--tz %s: not an IANA time zone", reconcile.Quote(zone))
 		}
 		day, err := reconcile.NewBusinessDay(f.date, loc)
 		if err != nil {

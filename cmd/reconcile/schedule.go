@@ -84,7 +84,7 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 		cron.WithChain(cron.Recover(cl), cron.SkipIfStillRunning(cl)),
 	)
 	if _, err := c.AddFunc(cfg.Schedule.Spec, func() { s.Tick(ctx) }); err != nil {
-		return usagef("schedule", "schedule.spec %q: %s", cfg.Schedule.Spec, err)
+		return usagef("schedule", "schedule.spec %s: %s", reconcile.Quote(cfg.Schedule.Spec), err)
 	}
 	stopMetrics, err := s.Metrics.serve(cfg.Metrics, db, func() { c.Entries() }, logger)
 	if err != nil {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"reconcile"
+)
+
+// TestUnwritableReportsEndTheRun: when the reports cannot be made (here the
+// temporary directory is a file), the run fails within seconds: FAILED in
+// the database, its lock let go so the next run of the date goes ahead,
+// exit 1. It used to wait forever on the goroutine making the reports.
+func TestUnwritableReportsEndTheRun(t *testing.T) {
+	db, dsn, bill := setup(t)
+	out := t.TempDir()
+	notDir := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", notDir)
+
+	c := newCLI(nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	done := make(chan int, 1)
+	start := time.Now()
+	go func() { done <- c.app.Main(ctx, runArgs(dsn, bill, out)) }()
+	var code int
+	select {
+	case code = <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the run did not end within 20s of failing to write its reports")
+	}
+	if code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFailed, c.errb)
+	}
+	t.Logf("failed in %s: %s", time.Since(start).Round(time.Millisecond), lastLine(c.errb.String()))
+
+	var status string
+	var lease *time.Time
+	if err := db.Pool().QueryRow(ctx, `SELECT status, lease_until FROM runs`).Scan(&status, &lease); err != nil {
+		t.Fatal(err)
+	}
+	if status != "FAILED" {
+		t.Errorf("run status: got %s, want FAILED", status)
+	}
+	if readSummary(t, out).Status != "FAILED" {
+		t.Errorf("summary.json: status %q, want FAILED", readSummary(t, out).Status)
+	}
+
+	// The next run of the same date, with a temporary directory again, goes
+	// ahead at once: nothing holds the date.
+	t.Setenv("TMPDIR", t.TempDir())
+	next, cancelNext := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancelNext()
+	if code := c.app.Main(next, runArgs(dsn, bill, out)); code != ExitOK {
+		t.Fatalf("next run: exit %d\n%s", code, c.errb)
+	}
+}
+
+// TestStillOpenDaysNegativeMeansNever: a negative still_open_days turns the
+// still-open list off, for `report` as for `run`. report used to take it
+// as it was, a cut-off in the future, and listed every open finding.
+func TestStillOpenDaysNegativeMeansNever(t *testing.T) {
+	for _, tt := range []struct {
+		days int
+		want bool
+	}{{-1, false}, {3, true}} {
+		t.Run(fmt.Sprint(tt.days), func(t *testing.T) {
+			_, dsn, bill := setup(t)
+			c := newCLI(nil)
+			if code := c.run(t, runArgs(dsn, bill, t.TempDir())...); code != ExitOK {
+				t.Fatalf("run: exit %d\n%s", code, c.errb)
+			}
+			later := time.Now().AddDate(0, 0, 10)
+			c.app.Now = func() time.Time { return later }
+			cfg := writeConfig(t, map[string]any{"still_open_days": tt.days})
+			if code := c.run(t, "report", "--date", "2026-11-28", "--channel", "wechatpay", "--tz", "Asia/Shanghai",
+				"--dsn", dsn, "--config", cfg, "--out", t.TempDir()); code != ExitOK {
+				t.Fatalf("report: exit %d\n%s", code, c.errb)
+			}
+			if got := strings.Contains(c.out.String(), "Still open after"); got != tt.want {
+				t.Errorf("still_open_days %d: the report's alert lists findings still open: %v, want %v\n%s", tt.days, got, tt.want, c.out)
+			}
+		})
+	}
+}
+
+// TestChannelNamesFromTheConfig: a channel name of the config outside the
+// safe set is refused where it enters: the config does not load (exit 2),
+// and check-config names the line. A '/' in a name used to hang the run.
+func TestChannelNamesFromTheConfig(t *testing.T) {
+	for _, name := range []string{"a/b", "../../x", ".hidden", "x\u202eyz"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			cfgPath := filepath.Join(dir, "reconcile.json")
+			text := "{\n  \"channels\": [\n    {\"name\": " + strconv.Quote(name) + ", \"format\": \"csv\", \"path\": \"" +
+				filepath.Join(dir, "{date}.csv") + "\"}\n  ]\n}\n"
+			if err := os.WriteFile(cfgPath, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := newCLI(nil)
+			if code := c.run(t, "run", "--date", "2026-11-28", "--config", cfgPath, "--dsn", "postgres://127.0.0.1:1/x"); code != ExitUsage ||
+				!strings.Contains(c.errb.String(), "channel name") {
+				t.Errorf("run: exit %d, want %d naming the channel name\n%s", code, ExitUsage, c.errb)
+			}
+			if code := c.run(t, "check-config", "--config", cfgPath); code != ExitFailed {
+				t.Errorf("check-config: exit %d, want %d", code, ExitFailed)
+			}
+			want := fmt.Sprintf("problem: %s:3: channels[0] %s: channel name %s", cfgPath, reconcile.Quote(name), reconcile.Quote(name))
+			n := 0
+			for _, p := range problemLines(c.out.String()) {
+				if strings.HasPrefix(p, want) {
+					n++
+				}
+			}
+			if n != 1 {
+				t.Errorf("check-config problems: got %q, want one starting %q", problemLines(c.out.String()), want)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+				t.Errorf("%s holds %d entries, want the config alone", dir, len(entries))
+			}
+		})
+	}
+}
+
+// TestReportsAreReadableByAll: the workbook and summary.json of a run, and
+// of its replay, are 0644 (operators and their tools read them as another
+// user). The job's own writer used to leave them 0600.
+func TestReportsAreReadableByAll(t *testing.T) {
+	_, dsn, bill := setup(t)
+	c := newCLI(nil)
+	for _, what := range []string{"run", "replay"} {
+		out := t.TempDir()
+		if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitOK {
+			t.Fatalf("%s: exit %d\n%s", what, code, c.errb)
+		}
+		for _, name := range []string{"summary.json", "review-wechatpay-2026-11-28.xlsx"} {
+			st, err := os.Stat(filepath.Join(out, name))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Mode().Perm() != 0o644 {
+				t.Errorf("%s: %s is %v, want -rw-r--r--", what, name, st.Mode().Perm())
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(out, ".*")); len(left) > 0 {
+			t.Errorf("%s: temporary files left behind: %v", what, left)
+		}
+	}
+}

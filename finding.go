@@ -62,6 +62,11 @@ type Finding struct {
 	// original row.
 	OriginalTxnID string
 	LocalTxnID    string // the channel id our own record carries
+	// RowFingerprint identifies the row of a finding whose row has no
+	// channel id (Transaction.Fingerprint), followed by "-2", "-3", … for
+	// the second and later of rows identical in everything they say; empty
+	// when the row has a channel id.
+	RowFingerprint string
 
 	HasChannel    bool
 	ChannelAmount int64 // minor units of Currency
@@ -87,6 +92,21 @@ func (f Finding) Key() string {
 		return f.RefundNo
 	}
 	return f.OrderNo
+}
+
+// RowKey identifies the channel row the finding is about: its channel id,
+// or, when the file gave it none, "row:" and its fingerprint. A finding
+// written before fingerprints were kept gets the fingerprint of what it
+// recorded of the row.
+func (f Finding) RowKey() string {
+	if f.ChannelTxnID != "" {
+		return f.ChannelTxnID
+	}
+	fp := f.RowFingerprint
+	if fp == "" {
+		fp = fingerprint(f.Kind, f.OrderNo, f.RefundNo, f.ChannelAmount, f.Currency, f.OccurredAt)
+	}
+	return "row:" + fp
 }
 
 // NeedsReview reports whether a person must look at the finding.

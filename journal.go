@@ -48,8 +48,11 @@ type Journal struct {
 	OrderNo        string
 	RefundNo       string
 	ChannelTxnID   string // the duplicate row's channel id
-	Currency       string
-	Amount         int64 // the duplicate's amount, minor units
-	Memo           string
-	Lines          Postings
+	// Row is the reversed row's Finding.RowKey: its channel id, or its
+	// fingerprint when the file gave it none.
+	Row      string
+	Currency string
+	Amount   int64 // the duplicate's amount, minor units
+	Memo     string
+	Lines    Postings
 }

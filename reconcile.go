@@ -9,6 +9,8 @@
 package reconcile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"time"
 )
@@ -67,6 +69,24 @@ func (t Transaction) Key() string {
 		return t.RefundNo
 	}
 	return t.OrderNo
+}
+
+// Fingerprint identifies a row by what it says, for a row its file gives
+// no channel id: its kind, order and refund numbers, amount, currency and
+// time (to the microsecond, as PostgreSQL keeps it). The line is left out,
+// so a corrected file that moves the row keeps its fingerprint, and so is
+// the status, which a later file may change. 32 hex digits.
+func (t Transaction) Fingerprint() string {
+	return fingerprint(t.Kind, t.OrderNo, t.RefundNo, t.Amount, t.Currency, t.OccurredAt)
+}
+
+func fingerprint(kind Kind, orderNo, refundNo string, amount int64, currency string, at time.Time) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00%d\x00%s\x00", kind, orderNo, refundNo, amount, currency)
+	if !at.IsZero() {
+		fmt.Fprintf(h, "%d", at.UnixMicro())
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
 }
 
 // Local order and refund statuses of the reference schema.

@@ -5,15 +5,23 @@ package compensate
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"reconcile"
 )
 
-// IdempotencyKey is the journal key of the reversal of one channel row.
-// It depends only on the channel and the row's channel id, so however
-// often and however concurrently the job runs, a row is reversed once.
-func IdempotencyKey(channel, channelTxnID string) string {
-	return "reversal/" + channel + "/" + channelTxnID
+// IdempotencyKey is the journal key of the reversal of the channel row a
+// finding is about. It depends only on the channel and what identifies the
+// row, so however often and however concurrently the job runs, a row is
+// reversed once: "reversal/<channel>/<channel id>", or, for a row the file
+// gave no channel id, "reversal-row/<channel>/<fingerprint>" (a key space
+// of its own, so no channel id can ever take a fingerprint's key).
+func IdempotencyKey(channel string, f reconcile.Finding) string {
+	if f.ChannelTxnID != "" {
+		return "reversal/" + channel + "/" + f.ChannelTxnID
+	}
+	return "reversal-row/" + channel + "/" + strings.TrimPrefix(f.RowKey(), "row:")
 }
 
 // ClearingAccount holds what the channel owes us.
@@ -48,26 +56,49 @@ func Booked(channel string, f reconcile.Finding) reconcile.Postings {
 func Plan(channel string, findings []reconcile.Finding) []reconcile.Journal {
 	var out []reconcile.Journal
 	for _, f := range findings {
-		if !f.AutoReverse {
-			continue
+		if f.AutoReverse {
+			out = append(out, reversal(channel, f))
 		}
-		what := "payment of order " + f.OrderNo
-		if f.Kind == reconcile.KindRefund {
-			what = "refund " + f.RefundNo + " of order " + f.OrderNo
-		}
-		out = append(out, reconcile.Journal{
-			IdempotencyKey: IdempotencyKey(channel, f.ChannelTxnID),
-			Kind:           reconcile.JournalKindReversal,
-			Channel:        channel,
-			OrderNo:        f.OrderNo,
-			RefundNo:       f.RefundNo,
-			ChannelTxnID:   f.ChannelTxnID,
-			Currency:       f.Currency,
-			Amount:         f.ChannelAmount,
-			Memo: fmt.Sprintf("Reverse duplicate %s settled by %s as %s (original %s)",
-				what, channel, f.ChannelTxnID, f.OriginalTxnID),
-			Lines: Booked(channel, f).Reverse(),
-		})
 	}
 	return out
+}
+
+// Approved returns the reversal journal of a duplicate a person approved:
+// the same journal, under the same key, as an automatic reversal of the
+// row would have been, so a row is never reversed twice whichever way it
+// went. A finding of another category is refused.
+func Approved(channel string, f reconcile.Finding) (reconcile.Journal, error) {
+	if f.Category != reconcile.DuplicatePayment && f.Category != reconcile.DuplicateRefund {
+		return reconcile.Journal{}, fmt.Errorf("finding %s is %s: only a duplicate is reversed", f.Ref, f.Category)
+	}
+	if !f.HasChannel {
+		return reconcile.Journal{}, fmt.Errorf("finding %s has no channel row to reverse", f.Ref)
+	}
+	return reversal(channel, f), nil
+}
+
+// reversal is the journal that undoes the duplicate row of f.
+func reversal(channel string, f reconcile.Finding) reconcile.Journal {
+	what := "payment of order " + f.OrderNo
+	if f.Kind == reconcile.KindRefund {
+		what = "refund " + f.RefundNo + " of order " + f.OrderNo
+	}
+	row := f.ChannelTxnID
+	if row == "" {
+		row = "a row without a channel id (line " + strconv.Itoa(f.Line) + ")"
+	}
+	return reconcile.Journal{
+		IdempotencyKey: IdempotencyKey(channel, f),
+		Kind:           reconcile.JournalKindReversal,
+		Channel:        channel,
+		OrderNo:        f.OrderNo,
+		RefundNo:       f.RefundNo,
+		ChannelTxnID:   f.ChannelTxnID,
+		Row:            f.RowKey(),
+		Currency:       f.Currency,
+		Amount:         f.ChannelAmount,
+		Memo: fmt.Sprintf("Reverse duplicate %s settled by %s as %s (original %s)",
+			what, channel, row, f.OriginalTxnID),
+		Lines: Booked(channel, f).Reverse(),
+	}
 }

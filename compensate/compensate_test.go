@@ -67,3 +67,39 @@ func TestReversalUndoesBooking(t *testing.T) {
 		}
 	}
 }
+
+// TestApproved: an approved duplicate gets the journal an automatic
+// reversal of its row would have had; a row without a channel id gets a
+// key of its own from its fingerprint; other findings get none.
+func TestApproved(t *testing.T) {
+	dup := reconcile.Finding{Category: reconcile.DuplicatePayment, Kind: reconcile.KindPayment, OrderNo: "O1",
+		ChannelTxnID: "T2", HasChannel: true, ChannelAmount: 100, Currency: "CNY"}
+	j, err := compensate.Approved("acme", dup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auto := dup
+	auto.AutoReverse = true
+	if plan := compensate.Plan("acme", []reconcile.Finding{auto}); len(plan) != 1 || plan[0].IdempotencyKey != j.IdempotencyKey ||
+		plan[0].IdempotencyKey != "reversal/acme/T2" || plan[0].Row != "T2" {
+		t.Errorf("approved %q, automatic %+v: want the same key reversal/acme/T2", j.IdempotencyKey, plan)
+	}
+
+	noID := dup
+	noID.ChannelTxnID, noID.RowFingerprint = "", "0123456789abcdef0123456789abcdef-2"
+	j, err = compensate.Approved("acme", noID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.IdempotencyKey != "reversal-row/acme/0123456789abcdef0123456789abcdef-2" || j.Row != "row:0123456789abcdef0123456789abcdef-2" {
+		t.Errorf("row without a channel id: key %q, row %q", j.IdempotencyKey, j.Row)
+	}
+
+	for _, c := range []reconcile.Category{reconcile.AmountMismatch, reconcile.MissingChannel, reconcile.DuplicateVanished} {
+		f := dup
+		f.Category = c
+		if _, err := compensate.Approved("acme", f); err == nil {
+			t.Errorf("%s approved: got a journal, want none", c)
+		}
+	}
+}

@@ -112,7 +112,8 @@ SELECT f.ref, f.category, f.kind, coalesce(f.order_no, ''), coalesce(f.refund_no
        coalesce(f.channel_txn_id, ''), coalesce(f.original_txn_id, ''), coalesce(f.local_txn_id, ''),
        f.channel_amount, coalesce(f.currency, ''), f.local_amount, coalesce(f.local_currency, ''),
        coalesce(f.channel_status, ''), coalesce(f.local_status, ''), coalesce(f.idem_status, ''),
-       f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse
+       f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse,
+       coalesce(f.row_fingerprint, '')
   FROM findings f`
 
 func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) ([]reconcile.Finding, error) {
@@ -133,7 +134,7 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 		if err := rows.Scan(&ref, &category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
 			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
 			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
-			&f.RawKind, &f.Hint, &f.AutoReverse); err != nil {
+			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 		}
 		if ref != nil {
@@ -224,7 +225,7 @@ func (db *DB) LoadResult(ctx context.Context, runID string) (*reconcile.Result, 
 	}
 	rows, err := db.pool.Query(ctx, `
 SELECT idempotency_key, kind, channel, coalesce(order_no, ''), coalesce(refund_no, ''), channel_txn_id,
-       currency, amount, coalesce(memo, '')
+       coalesce(row_key, channel_txn_id), currency, amount, coalesce(memo, '')
   FROM journals
  WHERE idempotency_key IN (SELECT journal_key FROM findings WHERE run_id = $1 AND journal_key IS NOT NULL)
  ORDER BY idempotency_key`, runID)
@@ -234,7 +235,7 @@ SELECT idempotency_key, kind, channel, coalesce(order_no, ''), coalesce(refund_n
 	res.Journals, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (reconcile.Journal, error) {
 		var j reconcile.Journal
 		err := row.Scan(&j.IdempotencyKey, &j.Kind, &j.Channel, &j.OrderNo, &j.RefundNo, &j.ChannelTxnID,
-			&j.Currency, &j.Amount, &j.Memo)
+			&j.Row, &j.Currency, &j.Amount, &j.Memo)
 		return j, err
 	})
 	if err != nil {

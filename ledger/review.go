@@ -63,14 +63,14 @@ func (db *DB) Decide(ctx context.Context, d Decision, reversal *reconcile.Journa
 		return res, fmt.Errorf("decide %s: %w", d.Ref, err)
 	}
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		var runID, category, channel, txnID string
+		var runID, category, channel, txnID, fingerprint string
 		err := tx.QueryRow(ctx, `
 UPDATE findings
    SET state = $3, decided_by = $4, decided_at = coalesce($5, now()), note = $6, version = version + 1
  WHERE ref = $1 AND version = $2 AND state IN ('OPEN', 'INVESTIGATING')
-RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, '')`,
+RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, ''), coalesce(row_fingerprint, '')`,
 			d.Ref, d.Version, d.State, d.Reviewer, nullTime(d.At), nullString(d.Note)).
-			Scan(&runID, &category, &channel, &txnID)
+			Scan(&runID, &category, &channel, &txnID, &fingerprint)
 		if errors.Is(err, pgx.ErrNoRows) {
 			res.Outcome, res.Detail, err = whyNotDecided(ctx, tx, d)
 			return err
@@ -85,9 +85,10 @@ RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, '')`
 		if c := reconcile.Category(category); c != reconcile.DuplicatePayment && c != reconcile.DuplicateRefund {
 			return fmt.Errorf("a reversal journal for a %s finding: only duplicates are reversed", category)
 		}
-		if reversal.Channel != channel || reversal.ChannelTxnID != txnID {
+		if reversal.Channel != channel || reversal.ChannelTxnID != txnID ||
+			txnID == "" && fingerprint != "" && reversal.Row != "row:"+fingerprint {
 			return fmt.Errorf("journal %s reverses %s %s, the finding is %s %s",
-				reversal.IdempotencyKey, reversal.Channel, reversal.ChannelTxnID, channel, txnID)
+				reversal.IdempotencyKey, reversal.Channel, reversal.Row, channel, txnID+fingerprint)
 		}
 		n, err := postJournals(ctx, tx, runID, []reconcile.Journal{*reversal})
 		if err != nil {

@@ -185,7 +185,7 @@ func TestDecide(t *testing.T) {
 			wantOutcome: ledger.OutcomeNotOpen,
 			wantDetail:  []string{reconcile.StateReversed},
 			wantRow: findingRow{State: reconcile.StateReversed,
-				JournalKey: compensate.IdempotencyKey("wechatpay", "wx-4b")},
+				JournalKey: compensate.IdempotencyKey("wechatpay", reconcile.Finding{ChannelTxnID: "wx-4b"})},
 		},
 		{
 			name:   "investigating may be approved on the new version",

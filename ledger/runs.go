@@ -77,7 +77,7 @@ type Outcome struct {
 func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error) {
 	res := o.Result
 	run := res.Run
-	journals, keyByTxn, err := checkJournals(res)
+	journals, keyByRow, err := checkJournals(res)
 	if err != nil {
 		return 0, fmt.Errorf("complete run %s: %w", run.ID, err)
 	}
@@ -100,7 +100,7 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err != nil {
 			return fmt.Errorf("post journals: %w", err)
 		}
-		if err := copyFindings(ctx, tx, run, res.Findings, keyByTxn); err != nil {
+		if err := copyFindings(ctx, tx, run, res.Findings, keyByRow); err != nil {
 			return fmt.Errorf("write findings: %w", err)
 		}
 		if err := settlePending(ctx, tx, run.ID, o.Resolved, o.Escalated); err != nil {
@@ -148,31 +148,32 @@ UPDATE runs
 // a plainer message, and one whose auto-reversed findings lack a journal:
 // a finding must never be marked REVERSED without one. It returns the
 // journals in key order, so concurrent posters lock keys in the same
-// order, and each journal's key by the channel id it reverses.
+// order, and each journal's key by the row it reverses (Journal.Row, the
+// finding's RowKey).
 func checkJournals(res *reconcile.Result) ([]reconcile.Journal, map[string]string, error) {
-	keyByTxn := make(map[string]string, len(res.Journals))
+	keyByRow := make(map[string]string, len(res.Journals))
 	for _, j := range res.Journals {
 		if j.IdempotencyKey == "" {
-			return nil, nil, fmt.Errorf("journal for %s has no idempotency key", j.ChannelTxnID)
+			return nil, nil, fmt.Errorf("journal for %s has no idempotency key", j.Row)
 		}
 		if len(j.Lines) == 0 || !j.Lines.Balanced() {
 			return nil, nil, fmt.Errorf("journal %s is empty or unbalanced", j.IdempotencyKey)
 		}
-		if _, ok := keyByTxn[j.ChannelTxnID]; !ok {
-			keyByTxn[j.ChannelTxnID] = j.IdempotencyKey
+		if _, ok := keyByRow[j.Row]; !ok {
+			keyByRow[j.Row] = j.IdempotencyKey
 		}
 	}
 	for _, f := range res.Findings {
-		if f.AutoReverse && keyByTxn[f.ChannelTxnID] == "" {
+		if f.AutoReverse && keyByRow[f.RowKey()] == "" {
 			return nil, nil, fmt.Errorf("finding %s %s (%s) is marked for reversal but has no journal",
-				f.Category, f.Key(), f.ChannelTxnID)
+				f.Category, f.Key(), f.RowKey())
 		}
 	}
 	journals := append([]reconcile.Journal(nil), res.Journals...)
 	sort.SliceStable(journals, func(i, k int) bool {
 		return journals[i].IdempotencyKey < journals[k].IdempotencyKey
 	})
-	return journals, keyByTxn, nil
+	return journals, keyByRow, nil
 }
 
 // runIsRunning returns nil for a RUNNING run, else why it cannot finish.
@@ -192,12 +193,12 @@ func runIsRunning(ctx context.Context, q pgx.Tx, id string) error {
 // which are the ones that get lines.
 const postJournalsSQL = `
 INSERT INTO journals (idempotency_key, kind, channel, order_no, refund_no, channel_txn_id,
-                      currency, amount, memo, run_id, shard)
+                      currency, amount, memo, run_id, shard, row_key)
 SELECT k, kind, ch, nullif(o, ''), nullif(r, ''), txn, cur, amt, nullif(memo, ''), $10,
-       coalesce((SELECT shard FROM runs WHERE id = $10), '')
+       coalesce((SELECT shard FROM runs WHERE id = $10), ''), nullif(rk, '')
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[],
-              $7::text[], $8::bigint[], $9::text[])
-       WITH ORDINALITY AS j(k, kind, ch, o, r, txn, cur, amt, memo, ord)
+              $7::text[], $8::bigint[], $9::text[], $11::text[])
+       WITH ORDINALITY AS j(k, kind, ch, o, r, txn, cur, amt, memo, rk, ord)
  ORDER BY ord
 ON CONFLICT (idempotency_key) DO NOTHING
 RETURNING id, idempotency_key`
@@ -210,13 +211,15 @@ func postJournals(ctx context.Context, tx pgx.Tx, runID string, journals []recon
 	keys, kinds, channels := make([]string, n), make([]string, n), make([]string, n)
 	orders, refunds, txns := make([]string, n), make([]string, n), make([]string, n)
 	currencies, amounts, memos := make([]string, n), make([]int64, n), make([]string, n)
+	rowKeys := make([]string, n)
 	for i, j := range journals {
 		keys[i], kinds[i], channels[i] = j.IdempotencyKey, j.Kind, j.Channel
 		orders[i], refunds[i], txns[i] = j.OrderNo, j.RefundNo, j.ChannelTxnID
 		currencies[i], amounts[i], memos[i] = j.Currency, j.Amount, j.Memo
+		rowKeys[i] = j.Row
 	}
 	rows, err := tx.Query(ctx, postJournalsSQL,
-		keys, kinds, channels, orders, refunds, txns, currencies, amounts, memos, runID)
+		keys, kinds, channels, orders, refunds, txns, currencies, amounts, memos, runID, rowKeys)
 	if err != nil {
 		return 0, err
 	}
@@ -265,12 +268,13 @@ var findingColumns = []string{
 	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
 	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
+	"row_fingerprint",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
 // time from the slice, so a run with many findings costs one round trip and
 // no second copy in memory.
-func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconcile.Finding, keyByTxn map[string]string) error {
+func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconcile.Finding, keyByRow map[string]string) error {
 	date := dateOf(run.Day)
 	i := -1
 	src := pgx.CopyFromFunc(func() ([]any, error) {
@@ -288,7 +292,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		}
 		state, journalKey := reconcile.StateOpen, any(nil)
 		if f.AutoReverse {
-			state, journalKey = reconcile.StateReversed, keyByTxn[f.ChannelTxnID]
+			state, journalKey = reconcile.StateReversed, keyByRow[f.RowKey()]
 		}
 		return []any{
 			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
@@ -297,6 +301,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
+			nullString(f.RowFingerprint),
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
@@ -379,8 +384,8 @@ func (db *DB) JournalCount(ctx context.Context) (int, error) {
 func (db *DB) Journals(ctx context.Context) ([]reconcile.Journal, error) {
 	rows, err := db.pool.Query(ctx, `
 SELECT j.id, j.idempotency_key, j.kind, j.channel, coalesce(j.order_no, ''),
-       coalesce(j.refund_no, ''), j.channel_txn_id, j.currency, j.amount, coalesce(j.memo, ''),
-       l.account, l.amount, l.currency
+       coalesce(j.refund_no, ''), j.channel_txn_id, coalesce(j.row_key, j.channel_txn_id),
+       j.currency, j.amount, coalesce(j.memo, ''), l.account, l.amount, l.currency
   FROM journals j
   LEFT JOIN journal_lines l ON l.journal_id = j.id
  ORDER BY j.idempotency_key, l.line_no`)
@@ -400,7 +405,7 @@ SELECT j.id, j.idempotency_key, j.kind, j.channel, coalesce(j.order_no, ''),
 			lineAmount            *int64
 		)
 		if err := rows.Scan(&id, &j.IdempotencyKey, &j.Kind, &j.Channel, &j.OrderNo, &j.RefundNo,
-			&j.ChannelTxnID, &j.Currency, &j.Amount, &j.Memo,
+			&j.ChannelTxnID, &j.Row, &j.Currency, &j.Amount, &j.Memo,
 			&account, &lineAmount, &lineCurrency); err != nil {
 			return nil, fmt.Errorf("list journals: %w", interpretError(err))
 		}

@@ -47,7 +47,7 @@ func startRun(t *testing.T, db *ledger.DB, id string) reconcile.Run {
 func reversal(key, txn, order, refund string, amount int64) reconcile.Journal {
 	return reconcile.Journal{
 		IdempotencyKey: key, Kind: reconcile.JournalKindReversal, Channel: "wechatpay",
-		OrderNo: order, RefundNo: refund, ChannelTxnID: txn, Currency: "CNY", Amount: amount,
+		OrderNo: order, RefundNo: refund, ChannelTxnID: txn, Row: txn, Currency: "CNY", Amount: amount,
 		Memo: "reverse " + txn,
 		Lines: reconcile.Postings{
 			{Account: "customers:payments", Amount: amount, Currency: "CNY"},

@@ -17,7 +17,9 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -394,11 +396,18 @@ func (m *Matcher) Result() Result {
 	return res
 }
 
-// carries reports whether this file has the row a finding is about.
+// carries reports whether this file has the row a finding is about: a
+// row with its channel id, or, for a row without one, with its
+// fingerprint.
 func (m *Matcher) carries(f reconcile.Finding) bool {
 	gi := m.lookup(codeOfKind(f.Kind), f.Key())
 	if gi < 0 {
 		return false
+	}
+	if f.ChannelTxnID == "" {
+		g := m.materialize(gi)
+		sortRows(g.rows)
+		return slices.Contains(rowFingerprints(g.rows), strings.TrimPrefix(f.RowKey(), "row:"))
 	}
 	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
 		if string(m.arena.bytes(m.rows[ri].id)) == f.ChannelTxnID {
@@ -426,25 +435,30 @@ func sortRows(rows []reconcile.Transaction) {
 // channel id seen before is that same row again, never a duplicate.
 func classify(g *group, add func(reconcile.Finding)) {
 	sortRows(g.rows)
+	fps := rowFingerprints(g.rows)
+	original := compare(g.rows[0], g.local)
+	original.RowFingerprint = fps[0]
 	if len(g.earlier) == 0 {
-		add(compare(g.rows[0], g.local))
-		duplicates(g.rows[0], g.rows[1:], g.rows, g.local, "", add)
+		add(original)
+		duplicates(g.rows[0], g.rows[1:], fps[1:], g.rows, g.local, "", add)
 		return
 	}
 	sortRows(g.earlier)
 	seen := map[string]bool{}
 	for _, r := range g.earlier {
-		seen[idToken(r.ChannelTxnID)] = true
+		seen[rowToken(r)] = true
 	}
 	var fresh []reconcile.Transaction
-	for _, r := range g.rows {
-		if !seen[idToken(r.ChannelTxnID)] {
+	var freshFPs []string
+	for i, r := range g.rows {
+		if !seen[rowToken(r)] {
 			fresh = append(fresh, r)
+			freshFPs = append(freshFPs, fps[i])
 		}
 	}
 	if len(fresh) == 0 {
 		// Only rows settled before, delivered again: compare as usual.
-		add(compare(g.rows[0], g.local))
+		add(original)
 		return
 	}
 	group := append(append([]reconcile.Transaction{}, g.earlier...), fresh...)
@@ -453,19 +467,46 @@ func classify(g *group, add func(reconcile.Finding)) {
 	if len(orig.ChannelTxnID) > 3 && orig.ChannelTxnID[:3] == "fp:" {
 		orig.ChannelTxnID = "" // known only by its hash: the note names its night
 	}
-	duplicates(orig, fresh, group, g.local, note, add)
+	duplicates(orig, fresh, freshFPs, group, g.local, note, add)
 }
 
-// duplicates reports each of dups as a duplicate of orig; group is every
-// row of the key, for the ambiguity rules.
-func duplicates(orig reconcile.Transaction, dups, group []reconcile.Transaction, local *reconcile.LocalRecord,
-	note string, add func(reconcile.Finding)) {
+// rowFingerprints gives each row without a channel id its
+// Finding.RowFingerprint: its Transaction.Fingerprint, and which of rows
+// identical in everything they say it is. rows are sorted (sortRows),
+// which keeps identical rows in file order, so the same file, or a
+// corrected one, numbers them alike.
+func rowFingerprints(rows []reconcile.Transaction) []string {
+	out := make([]string, len(rows))
+	var n map[string]int
+	for i, r := range rows {
+		if r.ChannelTxnID != "" {
+			continue
+		}
+		if n == nil {
+			n = map[string]int{}
+		}
+		fp := r.Fingerprint()
+		n[fp]++
+		if k := n[fp]; k > 1 {
+			fp += "-" + strconv.Itoa(k)
+		}
+		out[i] = fp
+	}
+	return out
+}
+
+// duplicates reports each of dups as a duplicate of orig; fps are the
+// dups' row fingerprints, group every row of the key, for the ambiguity
+// rules.
+func duplicates(orig reconcile.Transaction, dups []reconcile.Transaction, fps []string, group []reconcile.Transaction,
+	local *reconcile.LocalRecord, note string, add func(reconcile.Finding)) {
 	if len(dups) == 0 {
 		return
 	}
 	reasons := ambiguities(group, local)
-	for _, dup := range dups {
+	for i, dup := range dups {
 		f := fromRow(dup, local)
+		f.RowFingerprint = fps[i]
 		f.Category = reconcile.DuplicatePayment
 		noun := "payment for order " + dup.OrderNo
 		if dup.Kind == reconcile.KindRefund {

@@ -83,14 +83,26 @@ func hashIDBytes(id []byte) uint64 {
 	return h
 }
 
-// idToken stands for a channel id known only by its hash: a row of an
-// earlier night carries it, and a row of tonight is compared by it.
-func idToken(id string) string {
-	if len(id) > 3 && id[:3] == "fp:" {
-		return id
+// rowIDHash is what a night's memory keeps of what identifies a row: the
+// hash of its channel id, or, for a row its file gave none, of its
+// fingerprint, so that a row without an id settled again the next night
+// is told apart from the same row delivered again.
+func rowIDHash(t reconcile.Transaction) uint64 {
+	if t.ChannelTxnID == "" {
+		return hashID("row:" + t.Fingerprint())
+	}
+	return hashID(t.ChannelTxnID)
+}
+
+// rowToken stands for what identifies a row, known only by its hash: a
+// row of an earlier night carries it, and a row of tonight is compared by
+// it.
+func rowToken(t reconcile.Transaction) string {
+	if len(t.ChannelTxnID) > 3 && t.ChannelTxnID[:3] == "fp:" {
+		return t.ChannelTxnID
 	}
 	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], hashID(id))
+	binary.BigEndian.PutUint64(b[:], rowIDHash(t))
 	return "fp:" + hex.EncodeToString(b[:])
 }
 
@@ -104,7 +116,7 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 		if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
 			continue
 		}
-		out = appendRecord(out, hashKey(r.Kind, r.Key()), hashID(r.ChannelTxnID), r.Amount, curOf(r.Currency), statusCode(r.Status), r.Kind)
+		out = appendRecord(out, hashKey(r.Kind, r.Key()), rowIDHash(r), r.Amount, curOf(r.Currency), statusCode(r.Status), r.Kind)
 	}
 	return sortRecords(out)
 }
@@ -138,8 +150,12 @@ func (m *Matcher) Memory() []byte {
 			if r.kind == 1 {
 				key = r.refund
 			}
+			id := hashIDBytes(m.arena.bytes(r.id))
+			if r.id.n == 0 {
+				id = rowIDHash(m.transaction(int32(i))) // rare: a row without a channel id
+			}
 			// Appending to an empty slice of the record's room writes in place.
-			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), hashIDBytes(m.arena.bytes(r.id)),
+			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), id,
 				r.amount, r.cur, r.status, kind)
 		}
 	})

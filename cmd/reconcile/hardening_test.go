@@ -156,3 +156,61 @@ func TestReportsAreReadableByAll(t *testing.T) {
 		}
 	}
 }
+
+// TestApprovingDuplicatesWithoutChannelIDs: two duplicates the file gives
+// no channel id, both approved, get a journal each, under keys that a
+// re-run of the same file, its lines in another order, keeps. Their
+// journal key used to be reversal/shop/ for both: the second approval
+// found it "already posted" and its money was never reversed.
+func TestApprovingDuplicatesWithoutChannelIDs(t *testing.T) {
+	db, dsn := dbWith(t, `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, paid_at) VALUES
+  ('O1', 100, 'USD', 'PAID', 'shop', '2026-11-28T10:00:00Z');`)
+	c := newCLI(nil)
+	lines := []string{
+		"payment,O1,,,1.00,USD,2026-11-28T10:00:00Z\n",
+		"payment,O1,,,1.00,USD,2026-11-28T10:05:00Z\n",
+		"payment,O1,,,1.00,USD,2026-11-28T10:06:00Z\n",
+	}
+	approveAll := func(out string) string {
+		book := filepath.Join(out, "review-shop-2026-11-28.xlsx")
+		header, review := reviewLines(t, book)
+		set := map[int][3]string{}
+		for _, l := range review {
+			if l.cells["Category"] == string(reconcile.DuplicatePayment) {
+				set[l.row] = [3]string{"approve", "alice", ""}
+			}
+		}
+		if len(set) != 2 {
+			t.Fatalf("duplicate_payment lines: got %d, want 2", len(set))
+		}
+		if code := c.run(t, "review", "import", writeDecisions(t, book, header, set), "--dsn", dsn); code != ExitOK {
+			t.Fatalf("import: exit %d\n%s\n%s", code, c.out, c.errb)
+		}
+		return c.out.String()
+	}
+
+	out := shopDay(t, c, dsn, "2026-11-28", strings.Join(lines, ""))
+	if printed := approveAll(out); !strings.Contains(printed, "2 journals posted") {
+		t.Errorf("first import: want 2 journals posted:\n%s", printed)
+	}
+	keys := journalKeys(t, db)
+	if len(keys) != 2 || keys[0] == keys[1] {
+		t.Fatalf("journals: %q, want two with different keys", keys)
+	}
+	for _, k := range keys {
+		if !strings.HasPrefix(k, "reversal-row/shop/") {
+			t.Errorf("journal key %q: want reversal-row/shop/<fingerprint>", k)
+		}
+	}
+
+	// The same rows in another order, run again: the new run's duplicates
+	// are the same rows, and approving them posts nothing more.
+	out = shopDay(t, c, dsn, "2026-11-28", lines[2]+lines[0]+lines[1], "--force")
+	if printed := approveAll(out); !strings.Contains(printed, "0 journals posted") || strings.Count(printed, "already posted") != 2 {
+		t.Errorf("import after the re-run: want both already posted:\n%s", printed)
+	}
+	if again := journalKeys(t, db); fmt.Sprint(again) != fmt.Sprint(keys) {
+		t.Errorf("journals after the re-run: %q, want still %q", again, keys)
+	}
+}

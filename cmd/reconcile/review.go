@@ -134,12 +134,11 @@ func decide(ctx context.Context, db *ledger.DB, d ledger.Decision) (ledger.Decis
 		case err != nil:
 			return ledger.DecisionResult{}, err
 		case f.Category == reconcile.DuplicatePayment || f.Category == reconcile.DuplicateRefund:
-			f.AutoReverse = true
-			js := compensate.Plan(f.Channel, []reconcile.Finding{f.Finding})
-			if len(js) != 1 {
-				return ledger.DecisionResult{}, fmt.Errorf("finding %s: planned %d reversal journals, want 1", d.Ref, len(js))
+			j, err := compensate.Approved(f.Channel, f.Finding)
+			if err != nil {
+				return ledger.DecisionResult{}, err
 			}
-			reversal = &js[0]
+			reversal = &j
 		}
 	}
 	return db.Decide(ctx, d, reversal)

@@ -66,6 +66,17 @@ type Result struct {
 	Stages []Stage
 }
 
+// Delivery is how far an alert got, recorded as it goes so that an alert
+// sent again resumes there: a message posted is never posted twice.
+type Delivery struct {
+	Posted bool `json:"posted"`
+	// Channel and TS name the posted message in Slack (the channel's id
+	// and the message's timestamp), when the way it went tells them.
+	Channel  string `json:"channel,omitempty"`
+	TS       string `json:"ts,omitempty"`
+	Uploaded bool   `json:"uploaded"` // the workbook is shared beside it
+}
+
 // Stage is one timed step of a run: parse, load, match, reports, commit.
 type Stage struct {
 	Name string

@@ -3,10 +3,12 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"reconcile"
 )
@@ -145,18 +147,62 @@ func (db *DB) StoredRun(ctx context.Context, id string) (StoredRun, error) {
 	return s, nil
 }
 
-// ClaimAlert takes the right to send a run's alert for hold. It is false
-// when the alert was sent already, or another process holds the claim:
-// no run is ever alerted twice.
-func (db *DB) ClaimAlert(ctx context.Context, runID string, hold time.Duration) (bool, error) {
-	tag, err := db.pool.Exec(ctx, `
-UPDATE runs SET alert_claimed_until = now() + $2::interval, alert_attempts = alert_attempts + 1
- WHERE id = $1 AND alert_sent_at IS NULL
-   AND (alert_claimed_until IS NULL OR alert_claimed_until < now())`, runID, hold.String())
-	if err != nil {
-		return false, fmt.Errorf("claim alert of run %s: %w", runID, interpretError(err))
+// ClaimAlert takes the right to send a run's alert for hold, and returns
+// how far an earlier attempt got. It is false when the alert was sent
+// already, or another process holds the claim: no run is ever alerted
+// twice.
+func (db *DB) ClaimAlert(ctx context.Context, runID string, hold time.Duration) (bool, reconcile.Delivery, error) {
+	return claimAlert(ctx, db.pool, "runs", runID, hold)
+}
+
+// AlertProgress records how far a claimed alert got, as each step is done.
+func (db *DB) AlertProgress(ctx context.Context, runID string, d reconcile.Delivery) error {
+	return alertProgress(ctx, db.pool, "runs", runID, d)
+}
+
+// alertTables are the tables that remember alerts: a run's, and a report's
+// over shard runs. Their alert columns are alike.
+var alertTables = map[string]bool{"runs": true, "shard_reports": true}
+
+func claimAlert(ctx context.Context, q *pgxpool.Pool, table, id string, hold time.Duration) (bool, reconcile.Delivery, error) {
+	var d reconcile.Delivery
+	if !alertTables[table] {
+		return false, d, fmt.Errorf("claim alert %s: no alerts in table %s", id, table)
 	}
-	return tag.RowsAffected() == 1, nil
+	attempts := ""
+	if table == "runs" {
+		attempts = ", alert_attempts = alert_attempts + 1"
+	}
+	var raw []byte
+	err := q.QueryRow(ctx, `
+UPDATE `+table+` SET alert_claimed_until = now() + $2::interval`+attempts+`
+ WHERE id = $1 AND alert_sent_at IS NULL
+   AND (alert_claimed_until IS NULL OR alert_claimed_until < now())
+RETURNING coalesce(alert_delivery::text, '{}')::bytea`, id, hold.String()).Scan(&raw)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, d, nil
+	}
+	if err != nil {
+		return false, d, fmt.Errorf("claim alert %s: %w", id, interpretError(err))
+	}
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return false, d, fmt.Errorf("claim alert %s: its delivery record: %w", id, err)
+	}
+	return true, d, nil
+}
+
+func alertProgress(ctx context.Context, q *pgxpool.Pool, table, id string, d reconcile.Delivery) error {
+	if !alertTables[table] {
+		return fmt.Errorf("record alert %s: no alerts in table %s", id, table)
+	}
+	b, err := json.Marshal(d)
+	if err != nil {
+		return fmt.Errorf("record alert %s: %w", id, err)
+	}
+	if _, err := q.Exec(ctx, `UPDATE `+table+` SET alert_delivery = $2::jsonb WHERE id = $1`, id, string(b)); err != nil {
+		return fmt.Errorf("record alert %s: %w", id, interpretError(err))
+	}
+	return nil
 }
 
 // AlertDone records how sending a claimed alert went: sent, or the error

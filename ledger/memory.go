@@ -271,22 +271,21 @@ SELECT id FROM runs
 }
 
 // ClaimReport records a report over the given runs and takes the right to
-// send its alert for hold. It is false when that alert was sent already or
-// is being sent: a report over the same shards is alerted once.
-func (db *DB) ClaimReport(ctx context.Context, id, channel string, day reconcile.BusinessDay, runIDs []string, hold time.Duration) (bool, error) {
+// send its alert for hold, returning how far an earlier attempt got. It is
+// false when that alert was sent already or is being sent: a report over
+// the same shards is alerted once.
+func (db *DB) ClaimReport(ctx context.Context, id, channel string, day reconcile.BusinessDay, runIDs []string, hold time.Duration) (bool, reconcile.Delivery, error) {
 	if _, err := db.pool.Exec(ctx, `
 INSERT INTO shard_reports (id, channel, business_date, run_ids) VALUES ($1, $2, $3, $4)
 ON CONFLICT (id) DO NOTHING`, id, channel, dateOf(day), runIDs); err != nil {
-		return false, fmt.Errorf("claim report %s: %w", id, interpretError(err))
+		return false, reconcile.Delivery{}, fmt.Errorf("claim report %s: %w", id, interpretError(err))
 	}
-	tag, err := db.pool.Exec(ctx, `
-UPDATE shard_reports SET alert_claimed_until = now() + $2::interval
- WHERE id = $1 AND alert_sent_at IS NULL
-   AND (alert_claimed_until IS NULL OR alert_claimed_until < now())`, id, hold.String())
-	if err != nil {
-		return false, fmt.Errorf("claim report %s: %w", id, interpretError(err))
-	}
-	return tag.RowsAffected() == 1, nil
+	return claimAlert(ctx, db.pool, "shard_reports", id, hold)
+}
+
+// ReportAlertProgress records how far a claimed report alert got.
+func (db *DB) ReportAlertProgress(ctx context.Context, id string, d reconcile.Delivery) error {
+	return alertProgress(ctx, db.pool, "shard_reports", id, d)
 }
 
 // ReportAlertDone records how sending a claimed report alert went.

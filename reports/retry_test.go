@@ -54,7 +54,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		var sl sleeps
 		retry := reports.Retry{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
-		if err := n.Notify(context.Background(), msg, workbook); err != nil {
+		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if calls, _ := srv.count("/chat.postMessage"); calls != 4 {
@@ -82,7 +82,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv.postFail = "invalid_auth"
 		var sl sleeps
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(context.Background(), msg, workbook)
+		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 			t.Fatalf("got %v, want an error naming invalid_auth", err)
 		}
@@ -99,7 +99,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv.always["/chat.postMessage"] = http.StatusBadRequest
 		var sl sleeps
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(context.Background(), msg, workbook)
+		err := n.Notify(context.Background(), msg, workbook, nil)
 		var sc slack.StatusCodeError
 		if !errors.As(err, &sc) || sc.Code != http.StatusBadRequest {
 			t.Fatalf("got %v, want a 400 StatusCodeError", err)
@@ -118,7 +118,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		var sl sleeps
 		retry := reports.Retry{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(context.Background(), msg, workbook)
+		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil {
 			t.Fatal("got no error from a Slack that always answers 503")
 		}
@@ -148,7 +148,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		retry := reports.Retry{Attempts: 1000, Budget: 300 * time.Millisecond, Base: 20 * time.Millisecond, Cap: 80 * time.Millisecond}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		start := time.Now()
-		err := n.Notify(context.Background(), msg, workbook)
+		err := n.Notify(context.Background(), msg, workbook, nil)
 		elapsed := time.Since(start)
 		if err == nil || !strings.Contains(err.Error(), "budget") || !strings.Contains(err.Error(), "503") {
 			t.Fatalf("got %v, want an error naming the budget and the last 503", err)
@@ -171,7 +171,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		var sl sleeps
 		retry := reports.Retry{Budget: 10 * time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(context.Background(), msg, workbook)
+		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempt,") || !strings.Contains(err.Error(), "budget") {
 			t.Fatalf("got %v, want to give up at once on a wait longer than the budget", err)
 		}
@@ -189,7 +189,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv.script["/files.completeUploadExternal"] = []fakeReply{{status: 500}}
 		srv.script["/upload/abc"] = []fakeReply{{status: 502}}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", noWait(), slack.OptionAPIURL(srv.URL+"/"))
-		if err := n.Notify(context.Background(), msg, workbook); err != nil {
+		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		checkPostedOnce(t, srv)
@@ -216,7 +216,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		client := &http.Client{Timeout: 200 * time.Millisecond}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", noWait(),
 			slack.OptionAPIURL(srv.URL+"/"), slack.OptionHTTPClient(client))
-		if err := n.Notify(context.Background(), msg, workbook); err != nil {
+		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if calls, _ := srv.count("/chat.postMessage"); calls != 2 {
@@ -234,7 +234,7 @@ func TestBotNotifierRetry(t *testing.T) {
 			return ctx.Err()
 		}}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(ctx, msg, workbook)
+		err := n.Notify(ctx, msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "stopped after 1 attempt") {
 			t.Fatalf("got %v, want it to stop after the first attempt", err)
 		}
@@ -276,7 +276,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 		srv, count := webhook(t, 500)
 		var sl sleeps
 		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), reports.Retry{Sleep: sl.sleep})
-		if err := n.Notify(context.Background(), msg, ""); err != nil {
+		if err := n.Notify(context.Background(), msg, "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if calls, delivered := count(); calls != 2 || delivered != 1 {
@@ -290,7 +290,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 	t.Run("404 not retried", func(t *testing.T) {
 		srv, count := webhook(t, 404, 404)
 		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), noWait())
-		err := n.Notify(context.Background(), msg, "")
+		err := n.Notify(context.Background(), msg, "", nil)
 		if err == nil {
 			t.Fatal("got no error from a 404")
 		}
@@ -312,7 +312,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 			return nil, &timeoutError{}
 		})}
 		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", down, reports.Retry{Attempts: 3, Sleep: noWait().Sleep})
-		err := n.Notify(context.Background(), msg, "")
+		err := n.Notify(context.Background(), msg, "", nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") {
 			t.Fatalf("got %v, want to give up after 3 attempts", err)
 		}

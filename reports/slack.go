@@ -26,8 +26,35 @@ type Message struct {
 }
 
 // Notifier delivers a message, with the workbook attached when it can.
+//
+// d, when not nil, says how far an earlier attempt at the same alert got,
+// and Notify starts from there: a message posted before is not posted
+// again, only what did not happen yet is done. As each step is done it is
+// recorded in d, and saved through d.Save before the next step is tried,
+// so a failure or a crash later leaves the record of what was delivered.
 type Notifier interface {
-	Notify(ctx context.Context, msg Message, attachment string) error
+	Notify(ctx context.Context, msg Message, attachment string, d *Delivery) error
+}
+
+// Delivery is an alert on its way: how far it got, and where to record
+// each step as soon as it is done.
+type Delivery struct {
+	reconcile.Delivery
+	// Save records the delivery as it now stands; nil records nothing.
+	Save func(reconcile.Delivery) error
+}
+
+// done records a step: applied to d and saved. A step that could not be
+// saved is an error, since an attempt after it would repeat the step.
+func (d *Delivery) done(step string, apply func(*reconcile.Delivery)) error {
+	apply(&d.Delivery)
+	if d.Save == nil {
+		return nil
+	}
+	if err := d.Save(d.Delivery); err != nil {
+		return fmt.Errorf("%s, but recording that failed (an alert sent again would repeat it): %w", step, err)
+	}
+	return nil
 }
 
 const (
@@ -415,23 +442,36 @@ type botNotifier struct {
 
 // Notify makes the three upload steps itself rather than through
 // UploadFileContext, so that each is retried on its own and a failure late
-// in the upload never posts the message again.
-func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
+// in the upload never posts the message again. A delivery that got as far
+// as the message resumes with the upload, shared in the channel the
+// message went to.
+func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string, d *Delivery) error {
+	if d == nil {
+		d = &Delivery{}
+	}
 	rt, cancel := n.retry.start(ctx)
 	defer cancel()
-	var channelID string
-	err := rt.do("chat.postMessage", func(ctx context.Context) error {
-		var err error
-		channelID, _, err = n.client.PostMessageContext(ctx, n.channel,
-			slack.MsgOptionBlocks(msg.Blocks...),
-			slack.MsgOptionText(msg.Text, false),
-		)
-		return err
-	})
-	if err != nil {
-		return fmt.Errorf("post slack alert to %s: %w", n.channel, redactedError{err})
+	if !d.Posted {
+		var channelID, ts string
+		err := rt.do("chat.postMessage", func(ctx context.Context) error {
+			var err error
+			channelID, ts, err = n.client.PostMessageContext(ctx, n.channel,
+				slack.MsgOptionBlocks(msg.Blocks...),
+				slack.MsgOptionText(msg.Text, false),
+			)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("post slack alert to %s: %w", n.channel, redactedError{err})
+		}
+		err = d.done("slack alert posted to "+n.channel, func(s *reconcile.Delivery) {
+			s.Posted, s.Channel, s.TS = true, channelID, ts
+		})
+		if err != nil {
+			return err
+		}
 	}
-	if attachment == "" {
+	if attachment == "" || d.Uploaded {
 		return nil
 	}
 	fi, err := os.Stat(attachment)
@@ -439,7 +479,8 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 		return fmt.Errorf("attach workbook: %w", err)
 	}
 	// files.completeUploadExternal wants a channel id, and the configured
-	// channel may be a name; chat.postMessage answers with the id.
+	// channel may be a name; chat.postMessage answered with the id.
+	channelID := d.Channel
 	if channelID == "" {
 		channelID = n.channel
 	}
@@ -481,7 +522,7 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 	if err != nil {
 		return fail(err)
 	}
-	return nil
+	return d.done("workbook "+name+" shared in slack", func(s *reconcile.Delivery) { s.Uploaded = true })
 }
 
 // NewWebhookNotifier posts to an incoming webhook, retrying as retry
@@ -500,7 +541,13 @@ type webhookNotifier struct {
 	retry  Retry
 }
 
-func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment string) error {
+func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment string, d *Delivery) error {
+	if d == nil {
+		d = &Delivery{}
+	}
+	if d.Posted {
+		return nil // a webhook's message is all there is to deliver
+	}
 	blocks := slices.Clip(msg.Blocks)
 	text := msg.Text
 	if attachment != "" {
@@ -522,7 +569,7 @@ func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment st
 		// The webhook URL is the secret, and net/http quotes it in errors.
 		return fmt.Errorf("post slack webhook: %w", redactedError{err})
 	}
-	return nil
+	return d.done("slack webhook posted", func(s *reconcile.Delivery) { s.Posted = true })
 }
 
 // NewPrintNotifier writes the message as plain text to w, for runs with no
@@ -531,13 +578,21 @@ func NewPrintNotifier(w io.Writer) Notifier { return &printNotifier{w: w} }
 
 type printNotifier struct{ w io.Writer }
 
-func (n *printNotifier) Notify(_ context.Context, msg Message, attachment string) error {
+func (n *printNotifier) Notify(_ context.Context, msg Message, attachment string, d *Delivery) error {
+	if d == nil {
+		d = &Delivery{}
+	}
+	if d.Posted {
+		return nil
+	}
 	out := plainText(msg)
 	if attachment != "" {
 		out += "(workbook: " + filepath.Base(attachment) + ")\n"
 	}
-	_, err := io.WriteString(n.w, out)
-	return err
+	if _, err := io.WriteString(n.w, out); err != nil {
+		return err
+	}
+	return d.done("alert printed", func(s *reconcile.Delivery) { s.Posted = true })
 }
 
 var slackUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")

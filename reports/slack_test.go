@@ -505,7 +505,7 @@ func TestBotNotifier(t *testing.T) {
 	t.Run("message then workbook", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
-		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
+		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		calls := srv.recorded()
@@ -564,7 +564,7 @@ func TestBotNotifier(t *testing.T) {
 	t.Run("no attachment", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		n := reports.NewBotNotifier("xoxb-test-token", "C123", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
-		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), ""); err != nil {
+		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if got := len(srv.recorded()); got != 1 {
@@ -576,7 +576,7 @@ func TestBotNotifier(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.postFail = "channel_not_found"
 		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", noWait(), slack.OptionAPIURL(srv.URL+"/"))
-		err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook)
+		err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
 			t.Fatalf("got %v, want an error naming channel_not_found", err)
 		}
@@ -608,7 +608,7 @@ func TestWebhookNotifier(t *testing.T) {
 
 	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), reports.Retry{})
 	workbook := "/var/lib/reconcile/out/review-wechatpay-2026-11-28.xlsx"
-	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook); err != nil {
+	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 		t.Fatalf("Notify: %v", err)
 	}
 	if got.Blocks == nil || len(got.Blocks.BlockSet) == 0 {
@@ -633,7 +633,7 @@ func TestWebhookNotifier(t *testing.T) {
 			return nil, errors.New("network is unreachable")
 		})}
 		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", offline, noWait())
-		err := n.Notify(context.Background(), reports.RunMessage(res, 5), "")
+		err := n.Notify(context.Background(), reports.RunMessage(res, 5), "", nil)
 		if err == nil {
 			t.Fatal("got no error with the network down")
 		}
@@ -651,7 +651,7 @@ func TestPrintNotifier(t *testing.T) {
 	res := testResult(t)
 	var b strings.Builder
 	n := reports.NewPrintNotifier(&b)
-	if err := n.Notify(context.Background(), reports.RunMessage(res, 3), "/tmp/out/review-wechatpay-2026-11-28.xlsx"); err != nil {
+	if err := n.Notify(context.Background(), reports.RunMessage(res, 3), "/tmp/out/review-wechatpay-2026-11-28.xlsx", nil); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()

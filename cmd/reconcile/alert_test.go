@@ -87,3 +87,41 @@ func TestFailedAlertIsResentOnce(t *testing.T) {
 		t.Errorf("delivered: %d messages, %d workbook bytes; want 1 message with the workbook", fake.posts, len(fake.uploaded))
 	}
 }
+
+// TestResendResumesAfterThePost: the message was posted, then the upload
+// of the workbook failed; the resend uploads the workbook beside that
+// message and does not post a second one. It used to post the message
+// again.
+func TestResendResumesAfterThePost(t *testing.T) {
+	db, dsn, bill := setup(t)
+	fake := newFakeSlack(t)
+	fake.failUploads = 1
+	c, _ := slackCLI(fake)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitFailed {
+		t.Fatalf("exit %d, want %d (the workbook was not uploaded)\n%s", code, ExitFailed, c.errb)
+	}
+	runID := readSummary(t, out).RunID
+	var delivery string
+	if err := db.Pool().QueryRow(context.Background(), `SELECT coalesce(alert_delivery::text, '') FROM runs WHERE id = $1`, runID).Scan(&delivery); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(delivery, `"posted": true`) || !strings.Contains(delivery, `"ts": "1.2"`) || !strings.Contains(delivery, `"uploaded": false`) {
+		t.Errorf("delivery recorded: %s, want the message posted (ts 1.2) and no upload", delivery)
+	}
+
+	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK {
+		t.Fatalf("resend: exit %d\n%s", code, c.errb)
+	}
+	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK {
+		t.Fatalf("second resend: exit %d\n%s", code, c.errb)
+	}
+	fake.mu.Lock()
+	defer fake.mu.Unlock()
+	if fake.posts != 1 {
+		t.Errorf("messages posted: got %d, want 1", fake.posts)
+	}
+	if len(fake.uploaded) == 0 || len(fake.completed) != 1 || fake.completed[0] != "C1" {
+		t.Errorf("workbook: %d bytes uploaded, shared in %q; want it shared once in C1, the message's channel", len(fake.uploaded), fake.completed)
+	}
+}

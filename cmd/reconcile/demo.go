@@ -122,7 +122,7 @@ type headedNotifier struct {
 	reports.Notifier
 }
 
-func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachment string) error {
+func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachment string, d *reports.Delivery) error {
 	fmt.Fprintf(h.w, "\n── The Slack message the %s run would send ──\n\n", h.channel)
-	return h.Notifier.Notify(ctx, msg, attachment)
+	return h.Notifier.Notify(ctx, msg, attachment, d)
 }

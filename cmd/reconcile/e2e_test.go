@@ -37,6 +37,10 @@ type fakeSlack struct {
 	// fail lists the answers to give chat.postMessage before a success:
 	// an HTTP status, 429 with Retry-After: 1.
 	fail []int
+	// failUploads is how many files.getUploadURLExternal calls to refuse
+	// (an error Slack does not retry) before a success.
+	failUploads int
+	completed   []string // the channel of each files.completeUploadExternal
 }
 
 func newFakeSlack(t *testing.T) *fakeSlack {
@@ -64,6 +68,11 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 			f.posts++
 			io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1.2"}`)
 		case "files.getUploadURLExternal":
+			if f.failUploads > 0 {
+				f.failUploads--
+				io.WriteString(w, `{"ok":false,"error":"invalid_auth"}`)
+				return
+			}
 			io.WriteString(w, `{"ok":true,"upload_url":"`+f.srv.URL+`/upload/abc","file_id":"F123"}`)
 		case "upload/abc":
 			file, _, err := r.FormFile("file") // a multipart POST
@@ -72,6 +81,8 @@ func newFakeSlack(t *testing.T) *fakeSlack {
 			}
 			io.WriteString(w, `OK`)
 		case "files.completeUploadExternal":
+			r.ParseForm()
+			f.completed = append(f.completed, r.Form.Get("channel_id"))
 			io.WriteString(w, `{"ok":true,"files":[{"id":"F123","title":"x"}]}`)
 		default:
 			io.WriteString(w, `{"ok":false,"error":"unknown_method"}`)

@@ -411,7 +411,7 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 		if err := rep.write(spec.OutDir); err != nil {
 			return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
 		}
-		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name))
+		return res, j.Notifier.Notify(ctx, reports.RunMessage(res, j.Top), filepath.Join(spec.OutDir, name), nil)
 	}
 
 	posted, err := j.DB.CompleteRun(ctx, ledger.Outcome{
@@ -501,11 +501,13 @@ func (j *Job) replay(ctx context.Context, prev ledger.StoredRun, spec RunSpec) (
 // another process, records the outcome on the run, and reports whether
 // it sent it.
 func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, attachment string) (bool, error) {
-	claimed, err := j.DB.ClaimAlert(ctx, runID, alertHold)
+	claimed, from, err := j.DB.ClaimAlert(ctx, runID, alertHold)
 	if err != nil || !claimed {
 		return false, err
 	}
-	sendErr := j.Notifier.Notify(ctx, msg, attachment)
+	sendErr := j.Notifier.Notify(ctx, msg, attachment, recorded(ctx, from, func(ctx context.Context, d reconcile.Delivery) error {
+		return j.DB.AlertProgress(ctx, runID, d)
+	}))
 	// Recorded even when ctx is cancelled: the claim must not sit there.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
@@ -513,6 +515,18 @@ func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, atta
 		return false, err
 	}
 	return sendErr == nil, sendErr
+}
+
+// recorded is the delivery of an alert that an earlier attempt took as
+// far as from, each step saved by save. A step is saved even when ctx has
+// been cancelled meanwhile (a signal right after the message was posted):
+// the next attempt must know.
+func recorded(ctx context.Context, from reconcile.Delivery, save func(context.Context, reconcile.Delivery) error) *reports.Delivery {
+	return &reports.Delivery{Delivery: from, Save: func(d reconcile.Delivery) error {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		return save(sctx, d)
+	}}
 }
 
 // Resend sends the alert of a finished run whose alert was not sent. It
@@ -711,7 +725,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	} else {
 		// No run record to remember the alert by (the database is away, or
 		// the run never started): say it now.
-		err = j.Notifier.Notify(wctx, msg, "")
+		err = j.Notifier.Notify(wctx, msg, "", nil)
 	}
 	if err != nil {
 		spec.log.Warn("failure alert not sent", "error", err)

@@ -272,8 +272,8 @@ type countingNotifier struct {
 	m    *metrics.Metrics
 }
 
-func (n countingNotifier) Notify(ctx context.Context, msg reports.Message, attachment string) error {
-	err := n.next.Notify(ctx, msg, attachment)
+func (n countingNotifier) Notify(ctx context.Context, msg reports.Message, attachment string, d *reports.Delivery) error {
+	err := n.next.Notify(ctx, msg, attachment, d)
 	if err != nil {
 		n.m.AlertFailed(alertChannel(ctx))
 	}

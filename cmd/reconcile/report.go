@@ -114,11 +114,12 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.Stdout, "%s %s: %d shard runs, %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
 		*channel, day, len(runIDs), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), *out)
 
-	claimed, err := db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
+	claimed, from, err := db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
 	if err != nil || !claimed {
 		return err
 	}
-	sendErr := job.Notifier.Notify(ctx, reports.RunMessage(res, job.Top), filepath.Join(*out, name))
+	sendErr := job.Notifier.Notify(ctx, reports.RunMessage(res, job.Top), filepath.Join(*out, name),
+		recorded(ctx, from, func(ctx context.Context, d reconcile.Delivery) error { return db.ReportAlertProgress(ctx, id, d) }))
 	if err := db.ReportAlertDone(ctx, id, sendErr); err != nil && sendErr == nil {
 		return err
 	}

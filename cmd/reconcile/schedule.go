@@ -231,7 +231,7 @@ func (s *Scheduler) Tick(ctx context.Context) {
 				continue
 			}
 			log.Warn("settlement file overdue", "file", spec.File, "deadline", d.Deadline)
-			if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline), ""); err != nil {
+			if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline), "", nil); err != nil {
 				log.Warn("overdue alert not sent", "error", err)
 			}
 		}

@@ -136,10 +136,8 @@ func RunMessage(res *reconcile.Result, top int) Message {
 	if top > 0 && len(review) > 0 {
 		shown := review[:min(top, len(review))]
 		blocks = append(blocks, slack.NewDividerBlock())
-		title := fmt.Sprintf("*Top %d needing review*", len(shown))
-		for _, text := range chunkLines(title, itemLines(shown)) {
-			blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, nil))
-		}
+		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*Top %d needing review*", len(shown))), nil, nil))
+		blocks = append(blocks, listBlocks(itemLines(shown))...)
 		if rest := len(review) - len(shown); rest > 0 {
 			blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("and %d more in the workbook", rest))))
 		}
@@ -178,7 +176,7 @@ func stillOpenBlocks(res *reconcile.Result, top int) []slack.Block {
 	}
 	lines := make([]string, 0, len(shown))
 	for _, f := range shown {
-		parts := []string{"*" + string(f.Category) + "*"}
+		parts := []string{string(f.Category)}
 		if f.OrderNo != "" {
 			parts = append(parts, "order "+alertValue(f.OrderNo))
 		}
@@ -195,11 +193,11 @@ func stillOpenBlocks(res *reconcile.Result, top int) []slack.Block {
 		}
 		lines = append(lines, "• "+strings.Join(parts, " · "))
 	}
-	blocks := []slack.Block{slack.NewDividerBlock()}
-	title := fmt.Sprintf("*Still open after %s*", daysText(res.StillOpenDays))
-	for _, text := range chunkLines(title, lines) {
-		blocks = append(blocks, slack.NewSectionBlock(mrkdwn(text), nil, nil))
+	blocks := []slack.Block{
+		slack.NewDividerBlock(),
+		slack.NewSectionBlock(mrkdwn(fmt.Sprintf("*Still open after %s*", daysText(res.StillOpenDays))), nil, nil),
 	}
+	blocks = append(blocks, listBlocks(lines)...)
 	if rest := len(open) - len(shown); rest > 0 {
 		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(fmt.Sprintf("and %d more", rest))))
 	}
@@ -227,7 +225,7 @@ func OverdueMessage(channel string, day reconcile.BusinessDay, file string, dead
 	if name != "" {
 		what += " " + alertValue(name)
 	}
-	body := fmt.Sprintf("*Not arrived:* %s was due by %s. The run will happen when the file arrives.", what, due)
+	body := fmt.Sprintf("Not arrived: %s was due by %s. The run will happen when the file arrives.", what, due)
 
 	fields := []*slack.TextBlockObject{
 		field("Channel", alertValue(channel)),
@@ -239,7 +237,7 @@ func OverdueMessage(channel string, day reconcile.BusinessDay, file string, dead
 	}
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(plain(head)),
-		slack.NewSectionBlock(mrkdwn(body), nil, nil),
+		slack.NewSectionBlock(literal(body), nil, nil),
 		slack.NewSectionBlock(nil, fields, nil),
 	}
 	return Message{
@@ -279,7 +277,7 @@ func FailureMessage(run reconcile.Run, err error) Message {
 
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(plain(head)),
-		slack.NewSectionBlock(mrkdwn("*The run failed:* "+escapeSlack(clip(reason, errorRunes))), nil, nil),
+		slack.NewSectionBlock(literal("The run failed: "+escapeSlack(clip(reason, errorRunes))), nil, nil),
 		slack.NewSectionBlock(nil, fields, nil),
 		slack.NewContextBlock("", mrkdwn(retry)),
 	}
@@ -335,7 +333,7 @@ func pow10(n int) int64 {
 func itemLines(fs []reconcile.Finding) []string {
 	lines := make([]string, 0, len(fs))
 	for _, f := range fs {
-		parts := []string{"*" + string(f.Category) + "*"}
+		parts := []string{string(f.Category)}
 		if f.OrderNo != "" {
 			parts = append(parts, "order "+alertValue(f.OrderNo))
 		}
@@ -353,33 +351,50 @@ func itemLines(fs []reconcile.Finding) []string {
 	return lines
 }
 
-// chunkLines joins lines under a title into texts that each fit a section.
-func chunkLines(title string, lines []string) []string {
-	var out []string
-	cur := title
+// listBlocks puts lines that quote a file (order numbers, hints) in
+// plain-text sections, as many as they need: Slack shows plain text as
+// written, where mrkdwn would turn *, _, ~ and ` from a file into
+// formatting (one backtick makes the rest of the message code).
+func listBlocks(lines []string) []slack.Block {
+	var out []slack.Block
+	cur := ""
 	for _, l := range lines {
-		if len(cur)+1+len(l) > sectionLimit {
-			out = append(out, cur)
-			cur = l
-			continue
+		if cur != "" && len(cur)+1+len(l) > sectionLimit {
+			out = append(out, slack.NewSectionBlock(literal(cur), nil, nil))
+			cur = ""
 		}
-		cur += "\n" + l
+		if cur != "" {
+			cur += "\n"
+		}
+		cur += l
 	}
-	return append(out, cur)
+	if cur != "" {
+		out = append(out, slack.NewSectionBlock(literal(cur), nil, nil))
+	}
+	return out
 }
 
+// field is one label and value of a section's fields, in plain text: the
+// value may be a file's name or a channel's, which mrkdwn could format.
 func field(label, value string) *slack.TextBlockObject {
-	return mrkdwn("*" + label + "*\n" + value)
+	return literal(label + "\n" + value)
 }
 
-// mrkdwn is verbatim so that Slack does not turn bare names or URLs from a
-// file into mentions or links on its own.
+// mrkdwn is verbatim so that Slack does not turn bare names or URLs into
+// mentions or links on its own. It holds only the job's own words and
+// numbers; text from outside goes in literal.
 func mrkdwn(text string) *slack.TextBlockObject {
 	return slack.NewTextBlockObject(slack.MarkdownType, text, false, true)
 }
 
+// literal is plain text shown as written, emoji codes (":x:") included;
+// its pieces from outside are escaped (escapeSlack) already.
+func literal(text string) *slack.TextBlockObject {
+	return slack.NewTextBlockObject(slack.PlainTextType, text, false, false)
+}
+
 func plain(text string) *slack.TextBlockObject {
-	return slack.NewTextBlockObject(slack.PlainTextType, escapeSlack(clip(text, 150)), false, false)
+	return literal(escapeSlack(clip(text, 150)))
 }
 
 // dayText is the business date, or a placeholder when a run failed before
@@ -415,7 +430,7 @@ func clip(s string, n int) string {
 		switch {
 		case r == '\n' || r == '\r' || r == '\t':
 			return ' '
-		case unicode.IsControl(r), r >= 0x202A && r <= 0x202E, r >= 0x2066 && r <= 0x2069:
+		case unicode.IsControl(r), reconcile.IsBidiControl(r):
 			return -1
 		}
 		return r
@@ -458,6 +473,8 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 			channelID, ts, err = n.client.PostMessageContext(ctx, n.channel,
 				slack.MsgOptionBlocks(msg.Blocks...),
 				slack.MsgOptionText(msg.Text, false),
+				// The fallback text of notifications is plain too.
+				slack.MsgOptionDisableMarkdown(),
 			)
 			return err
 		})
@@ -553,7 +570,7 @@ func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment st
 	if attachment != "" {
 		// The name only: the path is of no use to a reader in Slack.
 		note := "Workbook: " + alertValue(filepath.Base(attachment)) + " (kept with the run's outputs)"
-		blocks = append(blocks, slack.NewContextBlock("", mrkdwn(note)))
+		blocks = append(blocks, slack.NewContextBlock("", literal(note)))
 		text += " (workbook " + alertValue(filepath.Base(attachment)) + ")"
 	}
 	wm := &slack.WebhookMessage{
@@ -615,21 +632,21 @@ func plainText(msg Message) string {
 			}
 		case *slack.SectionBlock:
 			if bl.Text != nil {
-				b.WriteString(plainMrkdwn(bl.Text.Text) + "\n")
+				b.WriteString(textOf(bl.Text) + "\n")
 			}
 			for _, f := range bl.Fields {
-				label, value, ok := strings.Cut(f.Text, "\n")
+				label, value, ok := strings.Cut(textOf(f), "\n")
 				if ok {
-					b.WriteString(plainMrkdwn(label) + ": " + plainMrkdwn(value) + "\n")
+					b.WriteString(label + ": " + value + "\n")
 				} else {
-					b.WriteString(plainMrkdwn(f.Text) + "\n")
+					b.WriteString(label + "\n")
 				}
 			}
 			b.WriteString("\n")
 		case *slack.ContextBlock:
 			for _, e := range bl.ContextElements.Elements {
 				if t, ok := e.(*slack.TextBlockObject); ok {
-					b.WriteString(plainMrkdwn(t.Text) + "\n")
+					b.WriteString(textOf(t) + "\n")
 				}
 			}
 		case *slack.DividerBlock:
@@ -639,8 +656,17 @@ func plainText(msg Message) string {
 	return b.String()
 }
 
-// plainMrkdwn drops the bold marks the alert puts around labels and
-// categories, then undoes Slack's escapes.
+// textOf is a text object for a terminal: plain text as written, mrkdwn
+// without its bold marks, Slack's escapes undone in both.
+func textOf(t *slack.TextBlockObject) string {
+	if t.Type == slack.PlainTextType {
+		return slackUnescaper.Replace(t.Text)
+	}
+	return plainMrkdwn(t.Text)
+}
+
+// plainMrkdwn drops the bold marks the alert puts around its titles, then
+// undoes Slack's escapes.
 func plainMrkdwn(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {

@@ -87,7 +87,7 @@ func TestRunMessage(t *testing.T) {
 			"matched: 10", "amount_mismatch: 2", "status_mismatch: 1", "missing_local: 1",
 			"missing_channel: 1", "duplicate_payment: 1", "duplicate_refund: 1", "unrecognized: 1",
 			"pending: 1 (waiting for the next day's file)", "duplicate_vanished: 1",
-			"*Auto reversed*\n1", "*Needs review*\n8", "*Status*\nSUCCEEDED",
+			"Auto reversed\n1", "Needs review\n8", "Status\nSUCCEEDED",
 			"CNY 1388.36", "JPY 5000", "KWD 0.234", "USD 15.00",
 		} {
 			if !strings.Contains(all, want) {
@@ -188,8 +188,8 @@ func TestRunMessageStillOpen(t *testing.T) {
 		all := messageTexts(t, reports.RunMessage(res, 2))
 		for _, want := range []string{
 			"*Still open after 3 days*",
-			"• *missing_local* · order &lt;!channel&gt; see &lt;http://evil|click&gt; &amp; pay · USD 19.99 at risk · of 2026-11-23 · ref run-a-0001",
-			"• *duplicate_refund* · order O-20 · refund R-20 · CNY 45.00 at risk · of 2026-11-24 · ref run-b-0002",
+			"• missing_local · order &lt;!channel&gt; see &lt;http://evil|click&gt; &amp; pay · USD 19.99 at risk · of 2026-11-23 · ref run-a-0001",
+			"• duplicate_refund · order O-20 · refund R-20 · CNY 45.00 at risk · of 2026-11-24 · ref run-b-0002",
 			"and 1 more",
 			"3 still open after 3 days",
 		} {
@@ -261,10 +261,10 @@ func TestOverdueMessage(t *testing.T) {
 		t.Errorf("header: got %q, want %q", got, want)
 	}
 	for _, want := range []string{
-		"*Not arrived:* the settlement file &lt;!here&gt;&amp;2026-11-28.csv was due by 2026-11-29 10:00:00 +08:00.",
+		"Not arrived: the settlement file &lt;!here&gt;&amp;2026-11-28.csv was due by 2026-11-29 10:00:00 +08:00.",
 		"The run will happen when the file arrives.",
-		"*Channel*\nwechatpay", "*Business date*\n2026-11-28", "*Deadline*\n2026-11-29 10:00:00 +08:00",
-		"*File*\n&lt;!here&gt;&amp;2026-11-28.csv",
+		"Channel\nwechatpay", "Business date\n2026-11-28", "Deadline\n2026-11-29 10:00:00 +08:00",
+		"File\n&lt;!here&gt;&amp;2026-11-28.csv",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("got no %q in\n%s", want, all)
@@ -300,7 +300,7 @@ func TestFailureMessage(t *testing.T) {
 	all := messageTexts(t, msg)
 	for _, want := range []string{
 		"Reconciliation wechatpay 2026-11-28 failed", "postgres://recon:xxxxx@db", "xoxb-REDACTED",
-		"2026-11-28.csv:12: column amount", "&lt;!here&gt;", "*File*\n2026-11-28.csv", "*Run ID*\nrun-1",
+		"2026-11-28.csv:12: column amount", "&lt;!here&gt;", "File\n2026-11-28.csv", "Run ID\nrun-1",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("got no %q in\n%s", want, all)

@@ -31,9 +31,12 @@ type DB struct {
 // connection string, and checks that it answers. Its errors never contain
 // the password.
 func Open(ctx context.Context, dsn string) (*DB, error) {
+	if err := checkURL(dsn); err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, openError(dsn, "", err)
+		return nil, fmt.Errorf("open database: %w", parseTrouble(dsn, err))
 	}
 	password := cfg.ConnConfig.Password
 	// The job's queries read millions of rows once each: compiling them
@@ -94,6 +97,48 @@ func interpretError(err error) error {
 	return err
 }
 
+// checkURL refuses a URL DSN that the driver would read differently from
+// what was meant: a password with a raw '@', '/', '?', '#' or a space
+// moves where the driver thinks the host, the database or the query
+// begins, so the password's tail becomes a host name that a "lookup …"
+// error quotes, or a database name that every connection error quotes.
+// The message says what to encode and quotes nothing of the DSN.
+func checkURL(dsn string) error {
+	rest, ok := strings.CutPrefix(dsn, "postgres://")
+	if !ok {
+		if rest, ok = strings.CutPrefix(dsn, "postgresql://"); !ok {
+			return nil
+		}
+	}
+	const encode = "percent-encode it in the DSN (%40 for @, %2F for /, %3F for ?, %23 for #, %20 for a space) or use the key=value form with the password quoted"
+	if strings.ContainsAny(dsn, " \t\r\n") {
+		return errors.New("the database URL holds a space or a line break; " + encode)
+	}
+	if strings.Count(dsn, "@") > 1 {
+		return errors.New("the database URL holds more than one '@': a password with an '@' must be percent-encoded; " + encode)
+	}
+	if at := strings.IndexByte(rest, '@'); at >= 0 && strings.ContainsAny(rest[:at], "/?#") {
+		return errors.New("the user or password of the database URL holds a '/', '?' or '#'; " + encode)
+	}
+	return nil
+}
+
+// parseTrouble is why the driver could not parse a DSN, without its
+// text: the driver's message quotes the DSN with its password hidden as
+// well as it can guess where the password is, and a DSN that does not
+// parse is exactly where it guesses wrong.
+func parseTrouble(dsn string, err error) error {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return &redactedError{err: err, dsn: dsn}
+	}
+	form := "key=value pairs (quote a value with spaces in '…')"
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		form = "a URL (percent-encode special characters of the password)"
+	}
+	return fmt.Errorf("the DSN cannot be parsed as %s", form)
+}
+
 // openError wraps a connection failure with the redacted DSN, and removes
 // the password from the text of the cause as well: pgx redacts only the
 // connection string forms it recognises, and a driver message might quote
@@ -115,7 +160,9 @@ func (e *redactedError) Error() string {
 	if e.dsn != "" && strings.Contains(msg, e.dsn) {
 		msg = strings.ReplaceAll(msg, e.dsn, RedactDSN(e.dsn))
 	}
-	if e.secret != "" {
+	// A password of one or two characters would hide every such pair of
+	// letters of the message and say nothing; one that long is no secret.
+	if len(e.secret) > 2 {
 		msg = strings.ReplaceAll(msg, e.secret, "xxxxx")
 	}
 	return msg

@@ -214,3 +214,30 @@ INSERT INTO orders (order_no, amount_minor, currency, status, channel, paid_at) 
 		t.Errorf("journals after the re-run: %q, want still %q", again, keys)
 	}
 }
+
+// TestMisreadDSNPasswordNeverShows: a DSN whose password holds a raw '@'
+// is refused before the driver reads its tail as a host name; neither
+// stderr, the printed alert nor summary.json shows any of it.
+func TestMisreadDSNPasswordNeverShows(t *testing.T) {
+	bill := filepath.Join(t.TempDir(), "bill.csv")
+	if err := os.WriteFile(bill, wechatBill(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": "postgres://recon:Qz7r@Kv9w@db.invalid:5432/recon"})
+	args := []string{"run", "--date", "2026-11-28", "--channel", "wechatpay", "--format", "wechatpay", "--file", bill, "--out", out}
+	if code := c.run(t, args...); code != ExitFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, ExitFailed, c.errb)
+	}
+	summary, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+	for where, text := range map[string]string{"stderr": c.errb.String(), "stdout": c.out.String(), "summary.json": string(summary)} {
+		for _, piece := range []string{"Qz7r", "Kv9w"} {
+			if strings.Contains(text, piece) {
+				t.Errorf("%s shows %q of the password:\n%s", where, piece, text)
+			}
+		}
+	}
+	if !strings.Contains(lastLine(c.errb.String()), "more than one '@'") {
+		t.Errorf("stderr does not say what is wrong with the DSN: %q", lastLine(c.errb.String()))
+	}
+}

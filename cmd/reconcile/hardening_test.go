@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -239,5 +240,23 @@ func TestMisreadDSNPasswordNeverShows(t *testing.T) {
 	}
 	if !strings.Contains(lastLine(c.errb.String()), "more than one '@'") {
 		t.Errorf("stderr does not say what is wrong with the DSN: %q", lastLine(c.errb.String()))
+	}
+}
+
+// TestErrorText: an error as the job records and shows it is one line of
+// at most 2 KiB however long the error, with its secrets hidden and a line
+// the driver repeats said once.
+func TestErrorText(t *testing.T) {
+	long := errors.New("bill.csv:2: column amount: " + strings.Repeat("9", 10<<20))
+	if got := errorText(long); len(got) > maxErrorText+40 || !strings.HasSuffix(got, "(10485787 bytes in all)") {
+		t.Errorf("a 10 MB error: got %d bytes ending %q", len(got), got[max(0, len(got)-40):])
+	}
+	multi := errors.New("failed to connect to `user=recon database=recon`:\n\tdial error: connection refused\n\tdial error: connection refused")
+	if got, want := errorText(multi), "failed to connect to `user=recon database=recon`: dial error: connection refused"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	secret := errors.New(strings.Repeat("x", maxErrorText-20) + " postgres://recon:Qz7rKv9w@db/recon")
+	if got := errorText(secret); strings.Contains(got, "Qz7r") {
+		t.Errorf("a password at the cut shows: %q", got[len(got)-80:])
 	}
 }

@@ -691,7 +691,7 @@ func (j *Job) fail(ctx context.Context, run *reconcile.Run, spec RunSpec, cause 
 	started := !errors.As(cause, &ns)
 	run.Status = reconcile.RunFailed
 	run.FinishedAt = j.Now()
-	run.Error = reports.RedactSecrets(cause.Error())
+	run.Error = errorText(cause)
 	spec.log.Error("run failed", "error", run.Error)
 	// The failure must be recorded even when ctx was cancelled by a
 	// signal: a short budget of its own, still tied to ctx's values.

@@ -13,8 +13,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"github.com/slack-go/slack"
 
@@ -129,7 +132,7 @@ func (a *App) Main(ctx context.Context, args []string) int {
 		}
 		return ExitUsage
 	default:
-		fmt.Fprintf(a.Stderr, "reconcile: %s\n", reports.RedactSecrets(oneLine(err.Error())))
+		fmt.Fprintf(a.Stderr, "reconcile: %s\n", errorText(err))
 		return ExitFailed
 	}
 }
@@ -244,6 +247,34 @@ func (v *onceValue) Set(s string) error {
 func (v *onceValue) IsBoolFlag() bool {
 	b, ok := v.Value.(interface{ IsBoolFlag() bool })
 	return ok && b.IsBoolFlag()
+}
+
+// maxErrorText bounds the text of an error as the job records and shows
+// it (stderr, runs.error, summary.json, the alert): a sentence naming a
+// file, a line and a column with a short quote of the value fits many
+// times over, and a value copied whole by some library does not.
+const maxErrorText = 2048
+
+// errorText is err as a person reads it: secrets hidden, its lines
+// joined into one (a line repeated is said once), at most maxErrorText
+// bytes. Hidden first, so a cut cannot keep half a password out of the
+// patterns' reach.
+func errorText(err error) string {
+	var lines []string
+	for _, l := range strings.Split(reports.RedactSecrets(err.Error()), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	s := strings.Join(lines, " ")
+	if len(s) <= maxErrorText {
+		return s
+	}
+	cut := maxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s … (%d bytes in all)", s[:cut], len(s))
 }
 
 func oneLine(s string) string {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/ledger"
 )
 
 // TestUnwritableReportsEndTheRun: when the reports cannot be made (here the
@@ -258,5 +259,16 @@ func TestErrorText(t *testing.T) {
 	secret := errors.New(strings.Repeat("x", maxErrorText-20) + " postgres://recon:Qz7rKv9w@db/recon")
 	if got := errorText(secret); strings.Contains(got, "Qz7r") {
 		t.Errorf("a password at the cut shows: %q", got[len(got)-80:])
+	}
+}
+
+// TestDecisionLinesShowBidiControls: a reviewer's name or a note from a
+// workbook cannot reorder the line review import prints: the controls are
+// shown, not obeyed.
+func TestDecisionLinesShowBidiControls(t *testing.T) {
+	d := ledger.Decision{Ref: "run-0001", State: reconcile.StateApproved, Reviewer: "alice\u202e\u2066evil"}
+	got := decisionLine(d, ledger.DecisionResult{Outcome: ledger.OutcomeRecorded})
+	if strings.ContainsFunc(got, reconcile.IsBidiControl) || !strings.Contains(got, "alice[U+202E][U+2066]evil") {
+		t.Errorf("got %q, want the controls shown as [U+202E][U+2066]", got)
 	}
 }

@@ -181,14 +181,16 @@ func decisionLine(d ledger.Decision, r ledger.DecisionResult) string {
 }
 
 // printable replaces control characters, so a cell cannot move the
-// cursor or forge a line of its own in the terminal.
+// cursor or forge a line of its own in the terminal, and shows the
+// characters that reorder text (reconcile.ShowBidi), so a cell cannot make
+// a reference or a name read as another.
 func printable(s string) string {
-	return strings.Map(func(r rune) rune {
+	return reconcile.ShowBidi(strings.Map(func(r rune) rune {
 		if unicode.IsControl(r) {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 }
 
 type reviewTally struct {

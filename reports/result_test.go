@@ -123,7 +123,7 @@ func testResult(t testing.TB) *reconcile.Result {
 		Findings:    findings,
 		Journals: []reconcile.Journal{{
 			IdempotencyKey: "wechatpay:4200000501", Kind: reconcile.JournalKindReversal, Channel: "wechatpay",
-			OrderNo: "O-500", ChannelTxnID: "4200000501", Currency: "CNY", Amount: 2000,
+			OrderNo: "O-500", ChannelTxnID: "4200000501", Row: "4200000501", Currency: "CNY", Amount: 2000,
 			Lines: reconcile.Postings{
 				{Account: "channel:wechatpay", Amount: -2000, Currency: "CNY"},
 				{Account: "receivable:wechatpay", Amount: 2000, Currency: "CNY"},

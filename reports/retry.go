@@ -97,13 +97,18 @@ func (rt *retrier) do(name string, call func(ctx context.Context) error) error {
 		if err == nil {
 			return nil
 		}
-		last = err
 		if rt.parent.Err() != nil {
-			return fmt.Errorf("%s: stopped after %d %s: %w", name, attempt, plural(attempt, "attempt", "attempts"), last)
+			return fmt.Errorf("%s: stopped after %d %s: %w", name, attempt, plural(attempt, "attempt", "attempts"), err)
 		}
 		if rt.ctx.Err() != nil {
+			// The budget ran out during this attempt: the attempt before,
+			// when there was one, says why the call kept failing.
+			if last == nil {
+				last = err
+			}
 			return &gaveUpError{call: name, attempts: attempt, budget: rt.r.Budget, last: last}
 		}
+		last = err
 		retry, after := transient(err)
 		if !retry {
 			return fmt.Errorf("%s: %w", name, err)

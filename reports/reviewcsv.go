@@ -15,9 +15,8 @@ import (
 // time as they are formatted, so a run with millions of them costs no
 // more memory than one with a few.
 //
-// Text is prefixed as in the workbook (cellText): a CSV file opened in a
-// spreadsheet is read as formulas. Money is the plain decimal string of
-// reconcile.FormatAmount, a negative difference included, since a number
+// Text is written by csvText, never cut. Money is the plain decimal string
+// of reconcile.FormatAmount, a negative difference included, since a number
 // cannot turn into a formula.
 func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) error {
 	return writeFileAtomic(path, func(w io.Writer) error {
@@ -36,7 +35,7 @@ func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) erro
 			for i, c := range cells {
 				switch c.kind {
 				case kindText:
-					record[i] = cellText(c.text)
+					record[i] = csvText(c.text)
 				case kindMoney:
 					record[i] = reconcile.FormatAmount(c.minor, c.currency)
 				case kindInt:
@@ -55,4 +54,17 @@ func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) erro
 		}
 		return bw.Flush()
 	})
+}
+
+// csvText is a text cell of the CSV export: its bidi controls shown, as in
+// the workbook, and a leading ' before a value that starts like a formula.
+// A CSV file has no types: a spreadsheet that opens it reads such a value
+// as a formula, so unlike the workbook's string cells the value itself
+// must change.
+func csvText(s string) string {
+	s = reconcile.ShowBidi(s)
+	if startsLikeFormula(s) {
+		return "'" + s
+	}
+	return s
 }

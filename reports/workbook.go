@@ -453,6 +453,7 @@ func writeReviewSheets(f *excelize.File, st *styles, res *reconcile.Result, lay 
 		}
 		row++
 		line++
+		s.whole = wholeValue(res, fd.Ref, lay.csv)
 		reviewLine(fd, loc, cells)
 		for i, c := range cells {
 			switch c.kind {
@@ -564,6 +565,7 @@ func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) erro
 			continue
 		}
 		row++
+		s.whole = wholeValue(res, f.Ref, "")
 		s.text(1, row, f.Ref)
 		s.text(2, row, f.OrderNo)
 		s.text(3, row, f.RefundNo)
@@ -582,7 +584,7 @@ func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) erro
 func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 	keys := make(map[string]string, len(res.Journals))
 	for _, j := range res.Journals {
-		keys[j.ChannelTxnID] = j.IdempotencyKey
+		keys[j.Row] = j.IdempotencyKey
 	}
 	s.header(autoHeader)
 	row := 1
@@ -591,6 +593,7 @@ func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 			continue
 		}
 		row++
+		s.whole = wholeValue(res, f.Ref, "")
 		s.text(1, row, string(f.Category))
 		s.text(2, row, f.OrderNo)
 		s.text(3, row, f.RefundNo)
@@ -601,10 +604,25 @@ func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 		}
 		s.text(7, row, f.Currency)
 		s.text(8, row, localTime(f.OccurredAt, loc))
-		s.text(9, row, keys[f.ChannelTxnID])
+		s.text(9, row, keys[f.RowKey()])
 	}
 	s.finish(len(autoHeader), row, autoWidths)
 	return s.err
+}
+
+// wholeValue says where the values of a finding's line can be read whole
+// when a cell of it is cut: its row of the findings table, unless the run
+// was a dry run, which stores none, and the CSV export of all review lines
+// when there is one (csv, its file name).
+func wholeValue(res *reconcile.Result, ref, csv string) string {
+	var at []string
+	if !res.Run.DryRun && ref != "" {
+		at = append(at, "the findings table of the database, finding "+ref)
+	}
+	if csv != "" {
+		at = append(at, csv)
+	}
+	return strings.Join(at, ", and in ")
 }
 
 // reviewCurrency is the Currency column: one code, or channel / local when
@@ -663,32 +681,18 @@ func baseName(path string) string {
 	return filepath.Base(path)
 }
 
-// cellText makes a string safe to show in a spreadsheet. The cell is always
-// a string cell, never a formula, but a value that starts like a formula
-// (=, +, -, @, tab, CR) is also given a leading apostrophe: it stays text if
-// someone edits the cell and presses enter, or pastes it elsewhere, and the
-// reader sees that it was not written by the job.
-func cellText(s string) string {
-	if s == "" {
-		return s
-	}
-	switch s[0] {
-	case '=', '+', '-', '@', '\t', '\r':
-		return "'" + s
-	}
-	return s
-}
-
 // styles are the cell styles of the workbook, made once per file.
 type styles struct {
 	f      *excelize.File
 	header int
 	bold   int
-	money  map[int]int // by currency digits
+	money  map[int]int  // by currency digits
+	quote  map[int]int  // a style to its copy with the quote prefix
+	quoted map[int]bool // the copies
 }
 
 func newStyles(f *excelize.File) (*styles, error) {
-	st := &styles{f: f, money: map[int]int{}}
+	st := &styles{f: f, money: map[int]int{}, quote: map[int]int{}, quoted: map[int]bool{}}
 	var err error
 	st.header, err = f.NewStyle(&excelize.Style{
 		Font:   &excelize.Font{Bold: true},
@@ -724,6 +728,34 @@ func (st *styles) moneyStyle(currency string) (int, error) {
 	return id, nil
 }
 
+// quotePrefixed returns style id with the quote prefix (quotePrefix on its
+// xf in styles.xml): the cell shows its text as it is, and a person who
+// edits it in a spreadsheet edits text, not a formula. excelize's Style has
+// no such field, and NewStyle returns the first existing xf that looks the
+// same whatever its quote prefix, so the prefix is set on a copy of the xf
+// made here, never on one that other cells share. That NewStyle compares
+// without the prefix does no harm: a copy comes after the xf it copies,
+// which NewStyle finds first.
+func (st *styles) quotePrefixed(id int) (int, error) {
+	if st.quoted[id] {
+		return id, nil
+	}
+	if q, ok := st.quote[id]; ok {
+		return q, nil
+	}
+	xfs := st.f.Styles.CellXfs
+	if xfs == nil || id < 0 || id >= len(xfs.Xf) {
+		return 0, fmt.Errorf("quote prefix on style %d: no such cell format", id)
+	}
+	xf := xfs.Xf[id]
+	xf.QuotePrefix = new(true)
+	xfs.Xf = append(xfs.Xf, xf)
+	xfs.Count = len(xfs.Xf)
+	q := len(xfs.Xf) - 1
+	st.quote[id], st.quoted[q] = q, true
+	return q, nil
+}
+
 // moneyFormat is the number format of a currency's amounts: as many
 // decimals as it has minor-unit digits.
 func moneyFormat(currency string) string {
@@ -745,6 +777,10 @@ type sheet struct {
 	name string
 	st   *styles
 	err  error
+	// whole says where the values of the line being written can be read
+	// whole, for the note of a cell cut to fit; the writer of a line sets
+	// it, "" when there is no such place.
+	whole string
 }
 
 func (s *sheet) cell(col, row int) string {
@@ -755,16 +791,49 @@ func (s *sheet) cell(col, row int) string {
 	return name
 }
 
-// text writes a string cell. Every text goes through here: SetCellStr
-// always stores a string, whatever the value looks like.
+// text writes a string cell. Every text of the workbook goes through
+// here, so every sheet keeps the same rules (cellString): the value is
+// stored as it is, with its bidi controls shown, and cut with a note when
+// it is more than a cell holds. A string cell is never a formula, whatever
+// the value looks like; one that starts like a formula also gets the quote
+// prefix, so it stays text when a person edits it.
 func (s *sheet) text(col, row int, v string) {
 	if s.err != nil || v == "" {
 		return
 	}
 	c := s.cell(col, row)
-	if s.err == nil {
-		s.err = s.f.SetCellStr(s.name, c, cellText(v))
+	if s.err != nil {
+		return
 	}
+	v = cellString(v, s.whole)
+	store := s.f.SetCellStr
+	if strings.Contains(v, "_x") {
+		// excelize's table of shared strings finds a value again by its
+		// text but files it under its own escaping of the text, so two
+		// values that differ in their escapes can come back as one
+		// ("_x005F_x0041_" as "_x0041_"). A value that holds an escape
+		// goes inline instead, a cell of its own: SetCellDefault writes
+		// text with a "_" in it as an inline string, as it is.
+		store = s.f.SetCellDefault
+	}
+	if s.err = store(s.name, c, v); startsLikeFormula(v) {
+		s.quote(c)
+	}
+}
+
+// quote gives cell c the quote prefix, on the style it has.
+func (s *sheet) quote(c string) {
+	if s.err != nil {
+		return
+	}
+	id, err := s.f.GetCellStyle(s.name, c)
+	if err == nil {
+		id, err = s.st.quotePrefixed(id)
+	}
+	if err == nil {
+		err = s.f.SetCellStyle(s.name, c, c, id)
+	}
+	s.err = err
 }
 
 func (s *sheet) int(col, row int, n int) {
@@ -798,13 +867,23 @@ func (s *sheet) money(col, row int, minor int64, currency string) {
 	s.err = s.f.SetCellStyle(s.name, c, c, id)
 }
 
+// style sets the style of a range of cells; a cell that text gave the
+// quote prefix keeps it.
 func (s *sheet) style(col1, row1, col2, row2, id int) {
-	if s.err != nil {
-		return
-	}
-	from, to := s.cell(col1, row1), s.cell(col2, row2)
-	if s.err == nil {
-		s.err = s.f.SetCellStyle(s.name, from, to, id)
+	for row := row1; row <= row2; row++ {
+		for col := col1; col <= col2; col++ {
+			c := s.cell(col, row)
+			if s.err != nil {
+				return
+			}
+			cur, err := s.f.GetCellStyle(s.name, c)
+			if err == nil {
+				err = s.f.SetCellStyle(s.name, c, c, id)
+			}
+			if s.err = err; s.st.quoted[cur] {
+				s.quote(c)
+			}
+		}
 	}
 }
 

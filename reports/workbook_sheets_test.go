@@ -162,8 +162,8 @@ func TestWorkbookReviewSheets(t *testing.T) {
 	t.Run("one line of Review 2 cell by cell", func(t *testing.T) {
 		const sheet = "Review 2"
 		for h, want := range map[string]string{
-			"Finding": "run-1-0007", "Category": "amount_mismatch", "Order No": "'" + hostileFormula, "Refund No": "R-7",
-			"Channel Txn ID": "'" + hostileAt, "Original Txn ID": "", "Local Txn ID": "'-7",
+			"Finding": "run-1-0007", "Category": "amount_mismatch", "Order No": hostileFormula, "Refund No": "R-7",
+			"Channel Txn ID": hostileAt, "Original Txn ID": "", "Local Txn ID": "-7",
 			"Currency": "KWD", "Time": "2026-11-28 18:15:00", "Hint": "The channel refunded 0.100 less than we recorded.",
 			"Decision": "", "Reviewer": "", "Note": "",
 		} {
@@ -183,6 +183,11 @@ func TestWorkbookReviewSheets(t *testing.T) {
 			}
 			if formula, _ := f.GetCellFormula(sheet, cell); formula != "" {
 				t.Errorf("%s (%s): got formula %q", cell, h, formula)
+			}
+		}
+		for h, want := range map[string]bool{"Order No": true, "Channel Txn ID": true, "Local Txn ID": true, "Refund No": false, "Hint": false} {
+			if got := quotePrefixed(t, f, sheet, reviewCols[h]+"3"); got != want {
+				t.Errorf("%s: quote prefix %v, want %v", h, got, want)
 			}
 		}
 		checkMoney(t, f, sheet, "H3", "1.334", "1.334", "#,##0.000")

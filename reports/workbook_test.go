@@ -237,7 +237,7 @@ func TestWriteWorkbook(t *testing.T) {
 		kwd := findRow(t, f, "Review", 3, "O-700")
 		checkMoney(t, f, "Review", "I"+itoa(kwd), "1.234", "1.234", "#,##0.000")
 		checkMoney(t, f, "Review", "J"+itoa(kwd), "0.234", "0.234", "#,##0.000")
-		big := findRow(t, f, "Review", 5, "'"+hostileAt)
+		big := findRow(t, f, "Review", 5, hostileAt)
 		checkMoney(t, f, "Review", "I"+itoa(big), "1234.56", "1,234.56", "#,##0.00")
 		if got := cellValue(t, f, "Review", "J"+itoa(big), false); got != "" {
 			t.Errorf("difference without a local side: got %q, want empty", got)
@@ -481,65 +481,105 @@ func TestWorkbookZeroCounts(t *testing.T) {
 	}
 }
 
+// TestWorkbookHostileText: a value that starts like a formula is stored
+// exactly, in a string cell, with the quote-prefix style that keeps it text
+// when a person edits the cell; a value that does not gets no such style.
 func TestWorkbookHostileText(t *testing.T) {
 	tests := []struct {
-		name, value, want string
+		name, value string
+		quoted      bool
 	}{
-		{"hyperlink formula", hostileFormula, "'" + hostileFormula},
-		{"at function", hostileAt, "'" + hostileAt},
-		{"plus", "+1+cmd|' /C calc'!A0", "'+1+cmd|' /C calc'!A0"},
-		{"minus", "-2+3", "'-2+3"},
-		{"tab", "\t=1+1", "'\t=1+1"},
-		{"carriage return", "\r=1+1", "'\r=1+1"},
-		{"plain", "O-1=2", "O-1=2"},
+		{"sum", "=1+2", true},
+		{"hyperlink formula", hostileFormula, true},
+		{"at function", hostileAt, true},
+		{"plus", "+1+cmd|' /C calc'!A0", true},
+		{"minus", "-2+3", true},
+		{"tab", "\t=1+1", true},
+		{"carriage return", "\r=1+1", true},
+		{"plain", "O-1=2", false},
+		{"apostrophe", "'=1+2", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := testResult(t)
 			res.Findings = []reconcile.Finding{{
-				Category: reconcile.MissingLocal, Kind: reconcile.KindRefund,
+				Ref: "run-1-0001", Category: reconcile.MissingLocal, Kind: reconcile.KindRefund,
 				OrderNo: tt.value, RefundNo: tt.value, ChannelTxnID: tt.value, Hint: tt.value,
 				HasChannel: true, ChannelAmount: 100, Currency: "CNY",
 			}, {
-				Category: reconcile.Pending, Kind: reconcile.KindRefund,
+				Ref: "run-1-0002", Category: reconcile.Pending, Kind: reconcile.KindRefund,
 				OrderNo: tt.value, RefundNo: tt.value, LocalTxnID: tt.value, Hint: tt.value,
 				HasLocal: true, LocalAmount: 100, LocalCurrency: "CNY",
+			}, {
+				Ref: "run-1-0003", Category: reconcile.DuplicatePayment, Kind: reconcile.KindPayment,
+				OrderNo: tt.value, ChannelTxnID: tt.value, OriginalTxnID: tt.value,
+				HasChannel: true, ChannelAmount: 100, Currency: "CNY", AutoReverse: true,
 			}}
 			res.Run.File = "/in/" + tt.value
-			f, _ := writeAndOpen(t, res)
-			for sheet, cells := range map[string][]string{
-				"Review":  {"C2", "D2", "E2", "M2"},
-				"Pending": {"B2", "C2", "D2", "H2"},
-			} {
+			res.Run.Error = tt.value
+			f, path := writeAndOpen(t, res)
+			cells := map[string][]string{
+				"Review":        {"C2", "D2", "E2", "M2"},
+				"Pending":       {"B2", "C2", "D2", "H2"},
+				"Auto-reversed": {"B2", "D2", "E2"},
+				"Summary":       {"B" + itoa(findRow(t, f, "Summary", 1, "Error"))},
+			}
+			if !strings.Contains(tt.value, "/") { // the workbook shows the base name of the file
+				cells["Summary"] = append(cells["Summary"], "B"+itoa(findRow(t, f, "Summary", 1, "File")))
+			}
+			for sheet, cells := range cells {
 				for _, cell := range cells {
-					typ, err := f.GetCellType(sheet, cell)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if typ != excelize.CellTypeSharedString && typ != excelize.CellTypeInlineString {
-						t.Errorf("%s!%s: got cell type %v, want a string", sheet, cell, typ)
-					}
-					formula, err := f.GetCellFormula(sheet, cell)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if formula != "" {
-						t.Errorf("%s!%s: got formula %q, want none", sheet, cell, formula)
-					}
-					if got := cellValue(t, f, sheet, cell, false); got != tt.want {
-						t.Errorf("%s!%s: got %q, want %q", sheet, cell, got, tt.want)
+					checkText(t, f, sheet, cell, tt.value)
+					if got := quotePrefixed(t, f, sheet, cell); got != tt.quoted {
+						t.Errorf("%s!%s: quote prefix %v, want %v", sheet, cell, got, tt.quoted)
 					}
 				}
 			}
-			if strings.Contains(tt.value, "/") {
-				return // the workbook shows the base name of the file
+			// The quote prefix is a style of its own: the plain cells beside
+			// a quoted one keep the style they had.
+			if quotePrefixed(t, f, "Review", "B2") || quotePrefixed(t, f, "Review", "A1") {
+				t.Error("a plain cell has the quote prefix")
 			}
-			r := findRow(t, f, "Summary", 1, "File")
-			if got := cellValue(t, f, "Summary", "B"+itoa(r), false); got != tt.want {
-				t.Errorf("file: got %q, want %q", got, tt.want)
+			// xsd:boolean: Excel writes "1", encoding/xml "true".
+			if got := regexp.MustCompile(`quotePrefix="(1|true)"`).MatchString(sheetXML(t, path, "xl/styles.xml")); got != tt.quoted {
+				t.Errorf("styles.xml: a quotePrefix xf: %v, want %v", got, tt.quoted)
 			}
 		})
 	}
+}
+
+// checkText checks that cell is a string cell holding exactly want, with no
+// formula.
+func checkText(t *testing.T, f *excelize.File, sheet, cell, want string) {
+	t.Helper()
+	typ, err := f.GetCellType(sheet, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if typ != excelize.CellTypeSharedString && typ != excelize.CellTypeInlineString {
+		t.Errorf("%s!%s: got cell type %v, want a string", sheet, cell, typ)
+	}
+	if formula, err := f.GetCellFormula(sheet, cell); err != nil || formula != "" {
+		t.Errorf("%s!%s: got formula %q (%v), want none", sheet, cell, formula, err)
+	}
+	if got := cellValue(t, f, sheet, cell, true); got != want {
+		t.Errorf("%s!%s: got %q, want %q", sheet, cell, got, want)
+	}
+}
+
+// quotePrefixed reports whether the style of cell has the quote prefix
+// (quotePrefix="1" on its xf in styles.xml), read from the reopened file.
+func quotePrefixed(t *testing.T, f *excelize.File, sheet, cell string) bool {
+	t.Helper()
+	id, err := f.GetCellStyle(sheet, cell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	xfs := f.Styles.CellXfs.Xf
+	if id < 0 || id >= len(xfs) {
+		t.Fatalf("%s!%s: style %d of %d", sheet, cell, id, len(xfs))
+	}
+	return xfs[id].QuotePrefix != nil && *xfs[id].QuotePrefix
 }
 
 func TestWriteWorkbookAtomic(t *testing.T) {

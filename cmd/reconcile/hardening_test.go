@@ -1,15 +1,22 @@
 package main
 
 import (
+	"archive/zip"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/xuri/excelize/v2"
 
 	"reconcile"
 	"reconcile/ledger"
@@ -270,5 +277,164 @@ func TestDecisionLinesShowBidiControls(t *testing.T) {
 	got := decisionLine(d, ledger.DecisionResult{Outcome: ledger.OutcomeRecorded})
 	if strings.ContainsFunc(got, reconcile.IsBidiControl) || !strings.Contains(got, "alice[U+202E][U+2066]evil") {
 		t.Errorf("got %q, want the controls shown as [U+202E][U+2066]", got)
+	}
+}
+
+// TestRowsFarFromTheDateStopTheFile: a row dated years away from the
+// business date (year 0, 1999, 9999 in a 2026 file) stops the run naming
+// its line, with nothing written; the window is the channel's row_window.
+func TestRowsFarFromTheDateStopTheFile(t *testing.T) {
+	for _, tt := range []struct {
+		name, when string
+		window     map[string]any
+		ok         bool
+	}{
+		{"year 1999", "1999-11-28T10:00:00Z", nil, false},
+		{"year 9999", "9999-11-28T10:00:00Z", nil, false},
+		{"year 0", "0000-11-28T10:00:00Z", nil, false},
+		{"a refund requested last month", "2026-10-20T10:00:00Z", nil, true},
+		{"outside a narrower window", "2026-10-20T10:00:00Z", map[string]any{"days_before": 7}, false},
+		{"the next morning", "2026-11-29T08:00:00Z", nil, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db, dsn := dbWith(t, `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, paid_at) VALUES
+  ('O1', 100, 'USD', 'PAID', 'shop', '2026-11-28T10:00:00Z'), ('O2', 100, 'USD', 'PAID', 'shop', '2026-11-28T10:00:00Z');`)
+			dir := t.TempDir()
+			file := filepath.Join(dir, "shop-2026-11-28.csv")
+			body := shopHeader + "payment,O1,,T1,1.00,USD,2026-11-28T10:00:00Z\npayment,O2,,T2,1.00,USD," + tt.when + "\n"
+			if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			ch := map[string]any{"name": "shop", "format": "csv", "time_zone": "UTC", "path": file}
+			if tt.window != nil {
+				ch["row_window"] = tt.window
+			}
+			cfg := writeConfig(t, map[string]any{"channels": []any{ch}})
+			c := newCLI(nil)
+			code := c.run(t, "run", "--date", "2026-11-28", "--channel", "shop", "--config", cfg, "--dsn", dsn, "--out", filepath.Join(dir, "out"))
+			if tt.ok {
+				if code != ExitOK {
+					t.Fatalf("exit %d\n%s", code, c.errb)
+				}
+				return
+			}
+			if code != ExitFailed || !strings.Contains(lastLine(c.errb.String()), file+":3") || !strings.Contains(lastLine(c.errb.String()), "outside") {
+				t.Errorf("exit %d, want %d naming line 3 as outside the window:\n%s", code, ExitFailed, lastLine(c.errb.String()))
+			}
+			var findings int
+			if err := db.Pool().QueryRow(t.Context(), `SELECT count(*) FROM findings`).Scan(&findings); err != nil || findings != 0 {
+				t.Errorf("findings written: %d (%v), want none", findings, err)
+			}
+		})
+	}
+}
+
+// TestDecisionFormulasAreRefused: a Decision cell holding a formula is
+// refused for its line, named, exit 1, and nothing is recorded: neither
+// through its cached value (=HYPERLINK(…,"approve") used to approve and
+// post a journal) nor without one (it used to be skipped, exit 0).
+func TestDecisionFormulasAreRefused(t *testing.T) {
+	db, dsn, bill := setup(t)
+	c := newCLI(nil)
+	out := t.TempDir()
+	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitOK {
+		t.Fatalf("run: exit %d\n%s", code, c.errb)
+	}
+	book := filepath.Join(out, "review-wechatpay-2026-11-28.xlsx")
+	header, lines := reviewLines(t, book)
+	dup := lineOf(t, lines, reconcile.DuplicatePayment)
+	journals := len(journalKeys(t, db))
+	for _, tt := range []struct {
+		name    string
+		formula string
+		cached  string
+	}{
+		{"cached approve", `HYPERLINK("http://evil.example","approve")`, "approve"},
+		{"no cached value", `IF(1,"approve","reject")`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dst := writeDecisions(t, book, header, map[int][3]string{dup.row: {"", "alice", ""}})
+			f, err := excelize.OpenFile(dst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			col, _ := excelize.ColumnNumberToName(slices.Index(header, "Decision") + 1)
+			cell := col + strconv.Itoa(dup.row)
+			if err := f.SetCellFormula("Review", cell, tt.formula); err != nil {
+				t.Fatal(err)
+			}
+			if err := f.Save(); err != nil {
+				t.Fatal(err)
+			}
+			f.Close()
+			// A spreadsheet saves a formula's last result with it, as a
+			// string result (t="str") in <v>; excelize writes none.
+			rewriteZipEntry(t, dst, "xl/worksheets/sheet2.xml", func(b []byte) []byte {
+				re := regexp.MustCompile(`(<c r="` + cell + `"[^>]*>)(<f>[^<]*</f>)(<v>[^<]*</v>)?`)
+				if !re.Match(b) {
+					t.Fatalf("no formula cell %s in the Review sheet", cell)
+				}
+				v := ""
+				if tt.cached != "" {
+					v = "<v>" + tt.cached + "</v>"
+				}
+				return re.ReplaceAll(b, []byte("${1}${2}"+v))
+			})
+			if code := c.run(t, "review", "import", dst, "--dsn", dsn); code != ExitFailed {
+				t.Fatalf("import: exit %d, want %d\n%s\n%s", code, ExitFailed, c.out, c.errb)
+			}
+			if want := fmt.Sprintf("%s:%d: column Decision: ", dst, dup.row); !strings.Contains(c.errb.String(), want) ||
+				!strings.Contains(c.errb.String(), "formula") {
+				t.Errorf("stderr does not name %s as a formula:\n%s", want, c.errb)
+			}
+			if st := findingState(t, db, dup.cells["Finding"]); st.State != reconcile.StateOpen {
+				t.Errorf("finding: %s, want still OPEN", st.State)
+			}
+			if n := len(journalKeys(t, db)); n != journals {
+				t.Errorf("journals: %d, want still %d", n, journals)
+			}
+		})
+	}
+}
+
+// rewriteZipEntry rewrites one entry of the zip file at path with edit.
+func rewriteZipEntry(t *testing.T, path, name string, edit func([]byte) []byte) {
+	t.Helper()
+	zr, err := zip.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	found := false
+	for _, e := range zr.File {
+		rc, err := e.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Name == name {
+			b, found = edit(b), true
+		}
+		w, err := zw.Create(e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(b)
+	}
+	zr.Close()
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !found {
+		t.Fatalf("no entry %s in %s", name, path)
+	}
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }

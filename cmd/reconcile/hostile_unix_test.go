@@ -68,4 +68,8 @@ func TestNamedPipesAreNotWaitedOn(t *testing.T) {
 		!strings.Contains(c.errb.String(), "config "+pipe+" is a named pipe") {
 		t.Errorf("run with a pipe for a config: exit %d\n%s", code, c.errb)
 	}
+	if code := runWithin(t, c, 10*time.Second, "review", "import", pipe, "--dsn", "postgres://127.0.0.1:1/x"); code != ExitFailed ||
+		!strings.Contains(c.errb.String(), "workbook "+pipe+" is a named pipe") {
+		t.Errorf("review import of a pipe: exit %d\n%s", code, c.errb)
+	}
 }

@@ -2,12 +2,10 @@ package channelfeed
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"reconcile"
 )
@@ -140,9 +138,7 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 		return err
 	}
 
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1 // ragged batch rows are normal here
-	cr.ReuseRecord = true
+	cr := newCSVReader(br, opts, 1) // ragged batch rows are normal here
 	b := &adyBatch{opts: opts, zones: map[string]*time.Location{}}
 
 	// Rows before the header (a title, an export note) are skipped.
@@ -164,10 +160,9 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 		}
 		line, _ := cr.FieldPos(0)
 		b.lastLine, _ = cr.FieldPos(len(rec) - 1)
-		for i, f := range rec {
-			if !utf8.ValidString(f) {
-				return opts.errorf(line, "", "field %d: invalid UTF-8", i+1)
-			}
+		// Before the header a field has a place, not a name.
+		if err := opts.checkRow(line, rec, nil); err != nil {
+			return err
 		}
 		if adyIsHeader(rec) {
 			if err := b.header(rec, line); err != nil {
@@ -298,7 +293,7 @@ func (r adyRow) amount(col, currency string) (int64, error) {
 		if col == adyGrossDebit || col == adyGrossCredit {
 			ccyCol = adyGrossCcy
 		}
-		return 0, r.errorf(col, "amount %q on a row without %s", s, r.b.name(ccyCol))
+		return 0, r.errorf(col, "amount %s on a row without %s", reconcile.Quote(s), r.b.name(ccyCol))
 	}
 	v, err := parseAmount(s, currency)
 	if err != nil {
@@ -329,7 +324,7 @@ func (r adyRow) currency(col string) (string, error) {
 		return "", nil
 	}
 	if _, ok := reconcile.CurrencyDigits(c); !ok {
-		return "", r.errorf(col, "unknown currency %q", c)
+		return "", r.errorf(col, "unknown currency %s", reconcile.Quote(c))
 	}
 	return c, nil
 }
@@ -340,11 +335,11 @@ func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool
 	if len(rec) > len(b.names) {
 		return t, false, opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(b.names))
 	}
+	if err := opts.checkRow(line, rec, b.names); err != nil {
+		return t, false, err
+	}
 	blank := true
-	for i, f := range rec {
-		if !utf8.ValidString(f) {
-			return t, false, opts.errorf(line, b.names[i], "invalid UTF-8")
-		}
+	for _, f := range rec {
 		if strings.TrimSpace(f) != "" {
 			blank = false
 		}
@@ -453,7 +448,7 @@ func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool
 		// "<auto>" is what Adyen writes for automatic captures; as a
 		// refund number it would key unrelated refunds together.
 		if t.RefundNo == "" || t.RefundNo == "<auto>" {
-			return t, false, r.errorf(adyModMerchRef, "%s row without a refund number (%q)", typ, t.RefundNo)
+			return t, false, r.errorf(adyModMerchRef, "%s row without a refund number (%s)", typ, reconcile.Quote(t.RefundNo))
 		}
 		if grossCcy == "" {
 			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", typ)
@@ -476,7 +471,8 @@ func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool
 		case netCcy != "":
 			t.Amount, t.Currency = max(netDebit, netCredit), netCcy
 		default:
-			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency and Net Currency on a %s row", typ)
+			// Any Type comes here: quoted, as a value from the file is.
+			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency and Net Currency on a row of Type %s", reconcile.Quote(typ))
 		}
 	}
 
@@ -530,11 +526,11 @@ func (b *adyBatch) time(r adyRow) (time.Time, error) {
 		if !ok {
 			abbr := strings.ToUpper(tz)
 			if zones, ok := adyAmbiguous[abbr]; ok {
-				return time.Time{}, r.errorf(adyTimeZone, "ambiguous time zone %q (%s)", tz, zones)
+				return time.Time{}, r.errorf(adyTimeZone, "ambiguous time zone %s (%s)", reconcile.Quote(tz), zones)
 			}
 			off, ok := adyTimeZones[abbr]
 			if !ok {
-				return time.Time{}, r.errorf(adyTimeZone, "unknown time zone %q", tz)
+				return time.Time{}, r.errorf(adyTimeZone, "unknown time zone %s", reconcile.Quote(tz))
 			}
 			l = time.FixedZone(abbr, off*60)
 			b.zones[tz] = l
@@ -544,7 +540,7 @@ func (b *adyBatch) time(r adyRow) (time.Time, error) {
 	s := r.get(adyCreated)
 	at, err := time.ParseInLocation(adyTimeLayout, s, loc)
 	if err != nil {
-		return time.Time{}, r.errorf(adyCreated, "%q: want YYYY-MM-DD HH:MM:SS", s)
+		return time.Time{}, r.errorf(adyCreated, "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(s))
 	}
 	return at, nil
 }
@@ -558,7 +554,7 @@ func (r adyRow) rateIsOne() (bool, error) {
 	}
 	intPart, frac, hasDot := strings.Cut(s, ".")
 	if intPart == "" || !adyDigits(intPart) || (hasDot && (frac == "" || !adyDigits(frac))) {
-		return false, r.errorf(adyRate, "%q: not a plain decimal", s)
+		return false, r.errorf(adyRate, "%s: not a plain decimal", reconcile.Quote(s))
 	}
 	return strings.TrimLeft(intPart, "0") == "1" && strings.Trim(frac, "0") == "", nil
 }

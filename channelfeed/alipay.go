@@ -1,7 +1,6 @@
 package channelfeed
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/csv"
@@ -60,9 +59,6 @@ const (
 	aliRefundTotal = "退款合计"
 	aliCurrency    = "CNY"
 	aliTimeLayout  = "2006-01-02 15:04:05"
-	// aliMaxLine bounds one line so a corrupt file cannot make the parser
-	// buffer it whole.
-	aliMaxLine = 1 << 20
 )
 
 // The footer lines, e.g. #交易合计：7笔，商家实收共611.40元，商家优惠共5.00元.
@@ -110,21 +106,21 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return err
 	}
 	b := &aliBill{opts: opts, loc: opts.location()}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), aliMaxLine)
 	// Lines are split before they are decoded: GBK and GB18030 never use
-	// '\n', '\r' or ',' inside a multi-byte character, and decoding a line
-	// at a time keeps its raw bytes at hand to explain a bad one.
+	// '\n', '\r', '"' or ',' inside a multi-byte character, and decoding
+	// a line at a time keeps its raw bytes at hand to explain a bad one.
+	// A quoted field may hold a CR (see aliSplit).
+	lines := newLineScanner(r, opts, true)
 	dec := simplifiedchinese.GB18030.NewDecoder()
-	line := 0
+	line := 0        // the line last read
 	sawUTF8 := false // a line that looks like UTF-8: a re-saved bill?
 	var decodeErr error
 	next := func() (string, bool) {
-		if !sc.Scan() {
+		if !lines.scan() {
 			return "", false
 		}
-		line++
-		raw := sc.Bytes()
+		line = lines.line
+		raw := lines.bytes()
 		b.hint = ""
 		switch {
 		case line == 1 && bytes.HasPrefix(raw, utf8BOM):
@@ -141,9 +137,16 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		text := string(s)
 		// x/text's decoder replaces invalid bytes with U+FFFD without an
 		// error. Which field holds it is known only once the line is
-		// split, so rows are checked later; other lines here.
-		if strings.ContainsRune(text, utf8.RuneError) && (len(b.names) == 0 || strings.HasPrefix(strings.TrimSpace(text), "#")) {
+		// split, so rows are checked later; other lines here. A NUL byte
+		// decodes as itself: the header and rows check their fields for
+		// it, comment lines here.
+		comment := strings.HasPrefix(strings.TrimSpace(text), "#")
+		if strings.ContainsRune(text, utf8.RuneError) && (len(b.names) == 0 || comment) {
 			decodeErr = opts.errorf(line, "", "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
+			return "", false
+		}
+		if why := textFault(text); why != "" && comment {
+			decodeErr = opts.errorf(line, "", "%s", why)
 			return "", false
 		}
 		return text, true
@@ -154,13 +157,7 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		if decodeErr != nil {
 			return decodeErr
 		}
-		if err := sc.Err(); err != nil {
-			if errors.Is(err, bufio.ErrTooLong) {
-				return opts.errorf(line+1, "", "line longer than %d bytes", aliMaxLine)
-			}
-			return opts.wrap(line+1, "", fmt.Errorf("read: %w", err))
-		}
-		return nil
+		return lines.err
 	}
 
 	// The preamble: comment lines up to the start marker. A file without
@@ -345,6 +342,9 @@ func (b *aliBill) header(s string, line int) error {
 	if err != nil {
 		return b.opts.wrap(line, "", err)
 	}
+	if err := b.opts.checkHeader(line, names); err != nil {
+		return err
+	}
 	b.names = names
 	b.cols = make(map[string]int, len(names))
 	for i, name := range names {
@@ -409,6 +409,9 @@ func (b *aliBill) row(s string, line int) (reconcile.Transaction, error) {
 			return reconcile.Transaction{}, opts.errorf(line, column, "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
 		}
 	}
+	if err := opts.checkRow(line, f, b.names); err != nil {
+		return reconcile.Transaction{}, err
+	}
 	if len(f) != len(b.names) {
 		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
 	}
@@ -433,7 +436,7 @@ func (b *aliBill) row(s string, line int) (reconcile.Transaction, error) {
 	}
 	t.OccurredAt, err = time.ParseInLocation(aliTimeLayout, get(aliTime), b.loc)
 	if err != nil {
-		return t, opts.errorf(line, b.name(aliTime), "%q: want YYYY-MM-DD HH:MM:SS", get(aliTime))
+		return t, opts.errorf(line, b.name(aliTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(get(aliTime)))
 	}
 
 	// Every amount read is parsed on every row, whatever its kind: a
@@ -524,7 +527,7 @@ func (b *aliBill) footer(t string, line int, word string, re *regexp.Regexp, see
 	}
 	m := re.FindStringSubmatch(t)
 	if m == nil {
-		return nil, b.opts.errorf(line, "", "cannot read the #%s line %q", word, t)
+		return nil, b.opts.errorf(line, "", "cannot read the #%s line %s", word, reconcile.Quote(t))
 	}
 	return &aliFooter{line: line, count: m[1], received: m[2], discount: m[3], hasDiscount: m[3] != ""}, nil
 }
@@ -535,7 +538,7 @@ func (b *aliBill) check(f *aliFooter, word string, got *aliTotals) error {
 	opts := b.opts
 	n, err := reconcile.ParseDecimal(f.count, 0)
 	if err != nil || n < 0 {
-		return opts.errorf(f.line, b.name(aliType), "footer row count %q: want a whole number", f.count)
+		return opts.errorf(f.line, b.name(aliType), "footer row count %s: want a whole number", reconcile.Quote(f.count))
 	}
 	if n != got.rows {
 		return opts.wrap(f.line, b.name(aliType), fmt.Errorf("%w: footer says %d %s rows, file has %d",

@@ -289,7 +289,7 @@ func TestAlipayErrors(t *testing.T) {
 		{"empty refund number", e("RF202611280101\t", "\t"), 13, "退款批次号/请求号", "empty refund number on a 退款 row", false},
 		{"empty order number", e("ORD202611280101\t", "\t"), 6, "商户订单号", "empty order number on a 交易 row", false},
 		{"empty 支付宝交易号", e("2026112822001499990000000001\t", "\t"), 6, "支付宝交易号", "empty 支付宝交易号 on a 交易 row", false},
-		{"line too long", e("会员月卡", strings.Repeat("长", aliMaxLine/2+1)), 6, "", "line longer than", false},
+		{"line too long", e("会员月卡", strings.Repeat("长", maxLine/2+1)), 6, "", "line longer than", false},
 		{"control total mismatch", e(",39.90,39.90,", ",39.90,29.90,"), 19, "商家实收（元）", "control total does not add up: footer says 611.40, 交易 rows sum to 601.40", true},
 		{"discount total mismatch", e("0.00,5.00,0.00,,", "0.00,4.00,0.00,,"), 19, "商家优惠（元）", "footer says 5.00, 交易 rows sum to 4.00", true},
 		{"refund total mismatch", e("-100.00,-95.00,", "-100.00,-94.00,"), 20, "商家实收（元）", "footer says -237.50, 退款 rows sum to -236.50", true},

@@ -6,10 +6,13 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"golang.org/x/text/encoding/simplifiedchinese"
 
@@ -118,7 +121,93 @@ func TestZipPicksDetailEntry(t *testing.T) {
 	}
 	zw.Close()
 	os.WriteFile(path, buf.Bytes(), 0o644)
-	if _, _, err := collect(t, path, "csv"); err == nil || !strings.Contains(err.Error(), "a.csv, b.csv") {
+	if _, _, err := collect(t, path, "csv"); err == nil || !strings.Contains(err.Error(), `"a.csv", "b.csv"`) {
 		t.Errorf("ambiguous zip: got %v, want an error naming the entries", err)
+	}
+}
+
+// writeZip writes an archive of the entries, in the order given.
+func writeZip(t *testing.T, entries ...[2]string) string {
+	t.Helper()
+	var buf bytes.Buffer
+	zw := zip.NewWriter(&buf)
+	for _, e := range entries {
+		w, err := zw.Create(e[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write([]byte(e[1]))
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "bill.zip")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestZipEntryNames: the entry's name becomes part of the file name in
+// every error, which the run's record stores as text and a log shows on
+// one line, so a name with a NUL byte or a line break is refused, quoted;
+// and an archive of many entries is not listed whole in an error.
+func TestZipEntryNames(t *testing.T) {
+	raw, err := os.ReadFile("testdata/csv/basic/input.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"bill\x00.csv", "bill\n.csv", "bill\u0085.csv"} {
+		_, _, err := collect(t, writeZip(t, [2]string{name, string(raw)}), "csv")
+		if err == nil {
+			t.Errorf("entry %q: no error", name)
+			continue
+		}
+		if msg := err.Error(); !utf8.ValidString(msg) || strings.ContainsAny(msg, "\x00\n") || !strings.Contains(msg, reconcile.Quote(name)) {
+			t.Errorf("entry %q: error %q, want it to quote the name and hold no NUL, line break or invalid UTF-8", name, msg)
+		}
+	}
+
+	var many [][2]string
+	for i := range 30 {
+		many = append(many, [2]string{fmt.Sprintf("e%02d.csv", i), string(raw)})
+	}
+	_, _, err = collect(t, writeZip(t, many...), "csv")
+	if err == nil || !strings.Contains(err.Error(), `"e00.csv", "e01.csv"`) || strings.Contains(err.Error(), "e29.csv") || !strings.Contains(err.Error(), "and 20 more") {
+		t.Errorf("30 entries: err = %v, want the first ten quoted and the rest counted", err)
+	}
+}
+
+// TestNestedArchive: one level of archive is unpacked; a second one (a
+// gzipped ZIP, a gzip file as the ZIP's CSV entry) read as text failed
+// with a misleading "missing required column (header: "PK\x03\x04")".
+func TestNestedArchive(t *testing.T) {
+	raw, err := os.ReadFile("testdata/csv/basic/input.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gz := func(b []byte) []byte {
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		zw.Write(b)
+		zw.Close()
+		return buf.Bytes()
+	}
+	zipped, err := os.ReadFile(writeZip(t, [2]string{"bill.csv", string(raw)}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	gzipOfZip := filepath.Join(t.TempDir(), "bill.zip.gz")
+	if err := os.WriteFile(gzipOfZip, gz(zipped), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ path, want string }{
+		{gzipOfZip, "bill.zip.gz: a ZIP archive inside the gzip archive, not a settlement file: unpack it first"},
+		{writeZip(t, [2]string{"bill.csv", string(gz(raw))}), "bill.zip:bill.csv: a gzip archive inside the ZIP archive, not a settlement file: unpack it first"},
+	} {
+		_, _, err := collect(t, tt.path, "csv")
+		if _, ok := errors.AsType[*reconcile.ParseError](err); !ok || !strings.HasSuffix(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want a *reconcile.ParseError ending in %q", tt.path, err, tt.want)
+		}
 	}
 }

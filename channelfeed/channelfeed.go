@@ -15,15 +15,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"maps"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"time"
 
 	"reconcile"
+	"reconcile/inputfile"
 )
 
 // Parser reads one settlement format.
@@ -50,6 +49,10 @@ type Options struct {
 	OrderKey, RefundKey string
 	// Mapping describes the columns of a "mapped" CSV; that format needs it.
 	Mapping *Mapping
+	// Earliest and Latest bound the time of every row: a row before
+	// Earliest or after Latest stops the file (a zero bound is not
+	// checked). A settlement file of day D holds rows of about D.
+	Earliest, Latest time.Time
 }
 
 func (o Options) location() *time.Location {
@@ -68,6 +71,25 @@ func (o Options) wrap(line int, column string, err error) error {
 	return &reconcile.ParseError{File: o.Name, Line: line, Column: column, Err: err}
 }
 
+// checkTime refuses a row whose time is outside the window of Earliest
+// and Latest: a row of year 0, 9999 or 1999 in a file of 2026 is a
+// misread column or a damaged file, not a settlement of the day.
+func (o Options) checkTime(t reconcile.Transaction) error {
+	at := t.OccurredAt
+	if (o.Earliest.IsZero() || !at.Before(o.Earliest)) && (o.Latest.IsZero() || !at.After(o.Latest)) {
+		return nil
+	}
+	show := func(t time.Time) string { return t.In(o.location()).Format(time.RFC3339Nano) }
+	window := show(o.Earliest) + " to " + show(o.Latest)
+	switch {
+	case o.Latest.IsZero():
+		window = "from " + show(o.Earliest) + " on"
+	case o.Earliest.IsZero():
+		window = "up to " + show(o.Latest)
+	}
+	return o.errorf(t.Line, "", "row time %s is outside the window %s", show(at), window)
+}
+
 // ctxEvery is how many rows are parsed between two looks at the context:
 // often enough to stop a large file promptly, rarely enough to cost nothing.
 const ctxEvery = 4096
@@ -82,13 +104,37 @@ var parsers = map[string]Parser{
 }
 
 // Lookup returns the parser of a format name. An unknown name is an error
-// wrapping reconcile.ErrUnknownFormat that lists the known ones.
+// wrapping reconcile.ErrUnknownFormat that lists the known ones. The
+// parser checks what every format must hold, see checked.
 func Lookup(format string) (Parser, error) {
 	p, ok := parsers[format]
 	if !ok {
-		return nil, fmt.Errorf("%w %q (known formats: %s)", reconcile.ErrUnknownFormat, format, strings.Join(Formats(), ", "))
+		return nil, fmt.Errorf("%w %s (known formats: %s)", reconcile.ErrUnknownFormat, reconcile.Quote(format), strings.Join(Formats(), ", "))
 	}
-	return p, nil
+	return checked{p}, nil
+}
+
+// checked is a format's parser as Lookup returns it: with the checks of
+// the rows of every format done in one place, around the format's own
+// parsing, whether the file is read by ParseFile or not. Today that is
+// the time of each row, against Options.Earliest and Latest.
+type checked struct{ format Parser }
+
+var _ Parser = checked{}
+
+func (c checked) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
+	if opts.Earliest.IsZero() && opts.Latest.IsZero() {
+		return c.format.Parse(ctx, r, opts, emit)
+	}
+	if emit == nil {
+		emit = discard
+	}
+	return c.format.Parse(ctx, r, opts, func(t reconcile.Transaction) error {
+		if err := opts.checkTime(t); err != nil {
+			return err
+		}
+		return emit(t)
+	})
 }
 
 // Formats returns the known format names, sorted.
@@ -111,7 +157,8 @@ type FileInfo struct {
 // followed; anything but a regular file (a directory, a device, a named
 // pipe) is refused before it is opened. The hash is taken of the bytes as
 // they are parsed, so it identifies the file the rows came from even if
-// the file is replaced afterwards. A nil emit only validates. On error the
+// the file is replaced afterwards. A nil emit only validates. Every row
+// is held to opts.Earliest and opts.Latest (see checked). On error the
 // FileInfo is zero; errors of Parse are returned as they are.
 func ParseFile(ctx context.Context, path, format string, opts Options, emit func(reconcile.Transaction) error) (FileInfo, error) {
 	p, err := Lookup(format)
@@ -135,15 +182,16 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	var in io.Reader = tee
 	br := bufio.NewReader(tee)
 	magic, _ := br.Peek(4)
-	switch {
-	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+	outer := archiveOf(magic)
+	switch outer {
+	case "gzip":
 		zr, err := gzip.NewReader(br)
 		if err != nil {
 			return FileInfo{}, opts.errorf(0, "", "gzip: %v", err)
 		}
 		defer zr.Close()
 		in = zr
-	case bytes.Equal(magic, []byte("PK\x03\x04")):
+	case "ZIP":
 		// An archive is read by random access: hash it whole first.
 		if _, err := io.Copy(io.Discard, br); err != nil {
 			return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
@@ -157,6 +205,15 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 		in = rc
 	default:
 		in = br
+	}
+	if outer != "" {
+		// One level is unpacked: a second would read as binary text.
+		inner := bufio.NewReader(in)
+		magic, _ := inner.Peek(4)
+		if kind := archiveOf(magic); kind != "" {
+			return FileInfo{}, opts.errorf(0, "", "a %s archive inside the %s archive, not a settlement file: unpack it first", kind, outer)
+		}
+		in = inner
 	}
 	err = p.Parse(ctx, in, opts, func(t reconcile.Transaction) error {
 		if emit != nil {
@@ -180,33 +237,24 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	return info, nil
 }
 
-// openRegular opens a regular file, following a symbolic link, and
-// refuses anything else. It looks before opening (opening a FIFO for
-// reading blocks until a writer appears, which would hang the run instead
-// of failing it) and again after (the path may have been replaced in
-// between).
+// archiveOf names the archive a file's first four bytes announce, "" for
+// none.
+func archiveOf(magic []byte) string {
+	switch {
+	case bytes.HasPrefix(magic, []byte{0x1f, 0x8b}):
+		return "gzip"
+	case bytes.Equal(magic, []byte("PK\x03\x04")):
+		return "ZIP"
+	}
+	return ""
+}
+
+// openRegular opens a settlement file as every file the job did not
+// write is opened (inputfile.Open): a regular file, following a symbolic
+// link; anything else is refused before it is opened, since opening a
+// named pipe blocks until a writer appears.
 func openRegular(path string) (*os.File, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, statError(path, err)
-	}
-	if err := checkRegular(path, st.Mode()); err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, statError(path, err)
-	}
-	if st, err = f.Stat(); err == nil {
-		err = checkRegular(path, st.Mode())
-	} else {
-		err = statError(path, err)
-	}
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return inputfile.Open(path, "settlement file")
 }
 
 // Fingerprint returns the hex SHA-256 of the file at path, refusing what
@@ -236,35 +284,6 @@ func Fingerprint(path string) (FileInfo, error) {
 	}
 	info.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return info, nil
-}
-
-func statError(path string, err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		err = pe.Err
-	}
-	if errors.Is(err, syscall.ELOOP) {
-		return fmt.Errorf("settlement file %s: symbolic link loop: %w", path, err)
-	}
-	return fmt.Errorf("settlement file %s: %w", path, err)
-}
-
-func checkRegular(path string, m fs.FileMode) error {
-	if m.IsRegular() {
-		return nil
-	}
-	what := "not a regular file (mode " + m.String() + ")"
-	switch {
-	case m.IsDir():
-		what = "a directory, not a regular file"
-	case m&fs.ModeNamedPipe != 0:
-		what = "a named pipe, not a regular file"
-	case m&fs.ModeSocket != 0:
-		what = "a socket, not a regular file"
-	case m&(fs.ModeDevice|fs.ModeCharDevice) != 0:
-		what = "a device, not a regular file"
-	}
-	return fmt.Errorf("settlement file %s is %s", path, what)
 }
 
 type countWriter struct {
@@ -303,7 +322,7 @@ func parseAmount(s, currency string) (int64, error) {
 		return 0, errors.New("empty amount")
 	}
 	if s[0] == '-' || s[0] == '+' {
-		return 0, fmt.Errorf("%q: amount must be an unsigned plain decimal", s)
+		return 0, fmt.Errorf("%s: amount must be an unsigned plain decimal", reconcile.Quote(s))
 	}
 	return reconcile.ParseAmount(s, currency)
 }

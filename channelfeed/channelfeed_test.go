@@ -304,3 +304,125 @@ func TestCancelMidway(t *testing.T) {
 		t.Errorf("emitted %d rows after cancel, want at most %d", n, ctxEvery)
 	}
 }
+
+// TestTimeWindow: a row dated far from the file's business date (year 0,
+// 9999, 1999 in a 2026 file) stops the file, in every format, whether it
+// is read through ParseFile or a Parser from Lookup. The bounds are
+// inclusive, and a zero bound is not checked.
+func TestTimeWindow(t *testing.T) {
+	for _, c := range sampleCases {
+		t.Run(c.format, func(t *testing.T) {
+			dir := filepath.Join("testdata", c.format, c.dir)
+			input := filepath.Join(dir, "input.csv")
+			var rows []reconcile.Transaction
+			if _, err := ParseFile(t.Context(), input, c.format, c.options(t), func(tx reconcile.Transaction) error {
+				rows = append(rows, tx)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			first, last := rows[0].OccurredAt, rows[0].OccurredAt
+			for _, r := range rows {
+				if r.OccurredAt.Before(first) {
+					first = r.OccurredAt
+				}
+				if r.OccurredAt.After(last) {
+					last = r.OccurredAt
+				}
+			}
+			// firstOutside is the first row out of [from, to].
+			firstOutside := func(from, to time.Time) reconcile.Transaction {
+				for _, r := range rows {
+					if r.OccurredAt.Before(from) || r.OccurredAt.After(to) {
+						return r
+					}
+				}
+				t.Fatalf("no row outside %v to %v", from, to)
+				return reconcile.Transaction{}
+			}
+			tests := []struct {
+				name             string
+				earliest, latest time.Time
+				wantOK           bool
+				wantFrom, wantTo time.Time // the window in the message
+			}{
+				{"no window", time.Time{}, time.Time{}, true, time.Time{}, time.Time{}},
+				{"exactly the rows' times", first, last, true, time.Time{}, time.Time{}},
+				{"earliest only", first, time.Time{}, true, time.Time{}, time.Time{}},
+				{"a row before earliest", first.Add(time.Second), last, false, first.Add(time.Second), last},
+				{"a row after latest", first, last.Add(-time.Second), false, first, last.Add(-time.Second)},
+				{"a row after latest, no earliest", time.Time{}, last.Add(-time.Second), false, time.Time{}, last.Add(-time.Second)},
+			}
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					opts := c.options(t)
+					opts.Name = "bill.csv"
+					opts.Earliest, opts.Latest = tt.earliest, tt.latest
+					p, err := Lookup(c.format)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for _, via := range []string{"ParseFile", "Lookup"} {
+						n := 0
+						count := func(reconcile.Transaction) error { n++; return nil }
+						if via == "ParseFile" {
+							_, err = ParseFile(t.Context(), input, c.format, opts, count)
+						} else {
+							err = p.Parse(t.Context(), strings.NewReader(readTestdata(t, c.format, c.dir, "input.csv")), opts, count)
+						}
+						if tt.wantOK {
+							if err != nil || n != len(rows) {
+								t.Errorf("%s: %d rows, %v; want %d rows, no error", via, n, err, len(rows))
+							}
+							continue
+						}
+						want := firstOutside(tt.wantFrom, tt.wantTo)
+						var pe *reconcile.ParseError
+						if !errors.As(err, &pe) || pe.File != "bill.csv" || pe.Line != want.Line {
+							t.Fatalf("%s: err = %v, want a *reconcile.ParseError at bill.csv:%d", via, err, want.Line)
+						}
+						loc := opts.Location
+						msg := err.Error()
+						for _, s := range []string{want.OccurredAt.In(loc).Format(time.RFC3339), tt.wantTo.In(loc).Format(time.RFC3339), "outside"} {
+							if !strings.Contains(msg, s) {
+								t.Errorf("%s: message %q does not say %s", via, msg, s)
+							}
+						}
+						if !tt.wantFrom.IsZero() && !strings.Contains(msg, tt.wantFrom.In(loc).Format(time.RFC3339)) {
+							t.Errorf("%s: message %q does not say the window's start %s", via, msg, tt.wantFrom.In(loc).Format(time.RFC3339))
+						}
+						if n >= len(rows) {
+							t.Errorf("%s: %d rows emitted, want the file stopped", via, n)
+						}
+					}
+				})
+			}
+		})
+	}
+}
+
+// TestTimeWindowMessage pins the words of the error for a row of 1999 in
+// a file of 2026-11-28.
+func TestTimeWindowMessage(t *testing.T) {
+	in := strings.Replace(csvBase, "2026-11-28T10:00:00+08:00", "1999-11-28T10:00:00+08:00", 1)
+	day := time.Date(2026, 11, 28, 0, 0, 0, 0, shanghai)
+	tests := []struct {
+		name             string
+		earliest, latest time.Time
+		want             string
+	}{
+		{"window", day.AddDate(0, 0, -1), day.AddDate(0, 0, 2),
+			"bill.csv:3: row time 1999-11-28T10:00:00+08:00 is outside the window 2026-11-27T00:00:00+08:00 to 2026-11-30T00:00:00+08:00"},
+		{"earliest only", day.AddDate(0, 0, -1), time.Time{},
+			"bill.csv:3: row time 1999-11-28T10:00:00+08:00 is outside the window from 2026-11-27T00:00:00+08:00 on"},
+	}
+	p, _ := Lookup("csv")
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := p.Parse(t.Context(), strings.NewReader(in), Options{Name: "bill.csv", Location: shanghai, Earliest: tt.earliest, Latest: tt.latest}, nil)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("err = %v\nwant %s", err, tt.want)
+			}
+		})
+	}
+}

@@ -71,9 +71,9 @@ func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 		return err
 	}
 
-	records := &csvRecords{br: br}
+	records := &csvRecords{br: br, opts: opts}
 	if p.viaEncodingCSV {
-		records.cr = newCSVReader(br)
+		records.cr = newCSVReader(br, opts, 1)
 	}
 	return parseCSV(ctx, records, opts, emit)
 }
@@ -86,6 +86,9 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 	if err != nil {
 		return csvReadError(opts, 1, err)
 	}
+	if err := opts.checkHeader(headerLine, rec); err != nil {
+		return err
+	}
 	// The record slice is reused: the header's strings must be copied
 	// out before the next read overwrites it.
 	header := make([]string, len(rec))
@@ -94,9 +97,6 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 		idx[i] = -1
 	}
 	for i, h := range rec {
-		if !utf8.ValidString(h) {
-			return opts.errorf(headerLine, "", "header field %d: invalid UTF-8", i+1)
-		}
 		h = strings.TrimSpace(h)
 		header[i] = h
 		for c, name := range csvColumns {
@@ -110,7 +110,7 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 	}
 	for c := range csvRequired {
 		if idx[c] < 0 {
-			return opts.errorf(headerLine, csvColumns[c], "missing required column (header: %s)", strings.Join(header, ","))
+			return opts.errorf(headerLine, csvColumns[c], "missing required column (%s)", describeHeader(header, ','))
 		}
 	}
 
@@ -127,10 +127,8 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(header))
 		}
 		if !valid {
-			for i, f := range rec {
-				if !utf8.ValidString(f) {
-					return opts.errorf(line, header[i], "invalid UTF-8")
-				}
+			if err := opts.checkRow(line, rec, header); err != nil {
+				return err
 			}
 		}
 		t, err := row.parse(rec, line)
@@ -154,10 +152,12 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 // machinery, a third of the time of a large file. At the first line with
 // a quote (or one longer than the buffer, or a read error) the rest of
 // the file goes to encoding/csv, so quoting, line counting and errors
-// stay its own; the lines before are ones it reads the same way.
+// stay its own; the lines before are ones it reads the same way, held to
+// the rules of lines.go as its lineGuard holds them.
 type csvRecords struct {
-	br  *bufio.Reader
-	rec []string // reused by every record
+	br   *bufio.Reader
+	opts Options
+	rec  []string // reused by every record
 	// line is the number of lines read before cr took over, counted as
 	// encoding/csv counts them: blank lines too.
 	line int
@@ -165,8 +165,8 @@ type csvRecords struct {
 }
 
 // read returns the next record, the line it starts on and whether its
-// fields are known to be valid UTF-8; io.EOF at the end.
-func (r *csvRecords) read() (rec []string, line int, validUTF8 bool, err error) {
+// fields are known to be text textFault takes; io.EOF at the end.
+func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 	for r.cr == nil {
 		b, err := r.br.ReadSlice('\n')
 		if err == io.EOF && len(b) == 0 {
@@ -184,6 +184,16 @@ func (r *csvRecords) read() (rec []string, line int, validUTF8 bool, err error) 
 		} else {
 			b = bytes.TrimSuffix(b[:len(b)-1], []byte{'\r'})
 		}
+		// The usual line is printable ASCII; any other is looked at for
+		// a CR, which ends no line for encoding/csv, and for text
+		// textFault refuses.
+		text = printableASCII(b)
+		if !text {
+			if i := bytes.IndexByte(b, '\r'); i >= 0 {
+				return nil, 0, false, r.opts.bareCR(r.line, i+1)
+			}
+			text = utf8.Valid(b) && bytes.IndexByte(b, 0) < 0
+		}
 		if len(b) == 0 {
 			continue
 		}
@@ -200,19 +210,12 @@ func (r *csvRecords) read() (rec []string, line int, validUTF8 bool, err error) 
 		rec = append(rec, s)
 		r.rec = rec
 		// The fields join with ASCII commas into the line, so they are
-		// valid UTF-8 exactly when it is.
-		return rec, r.line, utf8.Valid(b), nil
+		// valid UTF-8 without NUL exactly when it is.
+		return rec, r.line, text, nil
 	}
 	rec, err = r.cr.Read()
 	if err != nil {
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			moved := *pe
-			moved.StartLine += r.line
-			moved.Line += r.line
-			err = &moved
-		}
-		return rec, 0, false, err
+		return rec, 0, false, shiftLines(err, r.line)
 	}
 	line, _ = r.cr.FieldPos(0)
 	return rec, r.line + line, false, nil
@@ -225,14 +228,29 @@ func (r *csvRecords) handOver(b []byte, err error) {
 	if err != nil && err != bufio.ErrBufferFull {
 		rest = errReader{err}
 	}
-	r.cr = newCSVReader(io.MultiReader(bytes.NewReader(bytes.Clone(b)), rest))
+	r.cr = newCSVReader(bufio.NewReader(io.MultiReader(bytes.NewReader(bytes.Clone(b)), rest)), r.opts, r.line+1)
 }
 
-func newCSVReader(r io.Reader) *csv.Reader {
-	cr := csv.NewReader(r)
+// newCSVReader reads the CSV of br, whose next byte starts line, through
+// a lineGuard.
+func newCSVReader(br *bufio.Reader, opts Options, line int) *csv.Reader {
+	cr := csv.NewReader(newLineGuard(br, opts, line, line))
 	cr.FieldsPerRecord = -1 // a ragged row gets our own error, with the line
 	cr.ReuseRecord = true
 	return cr
+}
+
+// shiftLines moves the lines of an encoding/csv error by n, for a reader
+// that started n lines into the file.
+func shiftLines(err error, n int) error {
+	var pe *csv.ParseError
+	if n == 0 || !errors.As(err, &pe) {
+		return err
+	}
+	moved := *pe
+	moved.StartLine += n
+	moved.Line += n
+	return &moved
 }
 
 // errReader returns err, as the file did after the bytes before it.
@@ -240,12 +258,36 @@ type errReader struct{ err error }
 
 func (e errReader) Read([]byte) (int, error) { return 0, e.err }
 
+// csvReadError is the error for what encoding/csv failed to read at line:
+// a fault of the CSV, of a line (lineGuard's), or of the reading.
 func csvReadError(opts Options, line int, err error) error {
 	var pe *csv.ParseError
 	if errors.As(err, &pe) {
+		if pe.StartLine != pe.Line {
+			// A quote left open makes the rest of the file one field.
+			return opts.wrap(pe.Line, "", fmt.Errorf("%w (byte %d of the line; the record starts on line %d)", pe.Err, pe.Column, pe.StartLine))
+		}
 		return opts.wrap(pe.Line, "", fmt.Errorf("%w (byte %d of the line)", pe.Err, pe.Column))
 	}
+	if _, ok := errors.AsType[*reconcile.ParseError](err); ok {
+		return err
+	}
 	return opts.wrap(line, "", fmt.Errorf("read: %w", err))
+}
+
+// describeHeader shows a header in an error about its columns, quoted
+// and cut as every value from a file is. A header read as one field is
+// usually a file separated by another character than delim: it says so.
+func describeHeader(header []string, delim rune) string {
+	s := "header: " + reconcile.Quote(strings.Join(header, string(delim)))
+	if len(header) == 1 {
+		for _, d := range []rune{',', ';', '\t', '|'} {
+			if d != delim && strings.ContainsRune(header[0], d) {
+				return s + fmt.Sprintf("; one field: is the file separated by %s, not %s?", reconcile.Quote(string(d)), reconcile.Quote(string(delim)))
+			}
+		}
+	}
+	return s
 }
 
 // csvRow turns one record of a canonical CSV into a transaction.
@@ -296,7 +338,7 @@ func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
 			return t, c.errorf(line, csvOrderNo, "empty order number on a payment row")
 		}
 		if t.RefundNo != "" {
-			return t, c.errorf(line, csvRefundNo, "refund number %q on a payment row", t.RefundNo)
+			return t, c.errorf(line, csvRefundNo, "refund number %s on a payment row", reconcile.Quote(t.RefundNo))
 		}
 	case "refund":
 		t.Kind = reconcile.KindRefund
@@ -314,7 +356,7 @@ func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
 	if t.Currency != c.currency || c.currency == "" {
 		digits, ok := reconcile.CurrencyDigits(t.Currency)
 		if !ok {
-			return t, c.errorf(line, csvCurrency, "unknown currency %q", t.Currency)
+			return t, c.errorf(line, csvCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
 		}
 		c.currency, c.digits = t.Currency, digits
 	}
@@ -339,7 +381,7 @@ func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
 		if err != nil {
 			t.OccurredAt, err = time.ParseInLocation(time.DateTime, at, c.loc)
 			if err != nil {
-				return t, c.errorf(line, csvOccurredAt, "%q: want RFC 3339 or YYYY-MM-DD HH:MM:SS", at)
+				return t, c.errorf(line, csvOccurredAt, "%s: want RFC 3339 or YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 			}
 		}
 	}
@@ -368,7 +410,7 @@ func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
 	case "FAILED", "CLOSED":
 		t.Status = reconcile.StatusFailed
 	default:
-		return t, c.errorf(line, csvStatus, "unknown status %q (want SUCCESS, PROCESSING, PENDING, FAILED or CLOSED)", s)
+		return t, c.errorf(line, csvStatus, "unknown status %s (want SUCCESS, PROCESSING, PENDING, FAILED or CLOSED)", reconcile.Quote(s))
 	}
 	return t, nil
 }

@@ -24,13 +24,21 @@ type badCase struct {
 
 func runBad(t *testing.T, format string, tests []badCase) {
 	t.Helper()
+	runBadWith(t, format, Options{Location: shanghai}, tests)
+}
+
+// runBadWith is runBad with the parser settings of a channel, such as the
+// mapping of a "mapped" file; the file is always named bill.csv.
+func runBadWith(t *testing.T, format string, opts Options, tests []badCase) {
+	t.Helper()
 	p, err := Lookup(format)
 	if err != nil {
 		t.Fatal(err)
 	}
+	opts.Name = "bill.csv"
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := p.Parse(t.Context(), strings.NewReader(tt.input), Options{Name: "bill.csv", Location: shanghai}, nil)
+			err := p.Parse(t.Context(), strings.NewReader(tt.input), opts, nil)
 			if err == nil {
 				t.Fatal("Parse succeeded, want an error")
 			}
@@ -116,6 +124,8 @@ func TestCSVErrors(t *testing.T) {
 		{"invalid UTF-8 in header", edit("status\n", "st\xffatus\n"), 1, "", "invalid UTF-8", false},
 		{"bare quote", edit("ORD1,,TX1", `OR"D1,,TX1`), 2, "", "bare \"", false},
 		{"unterminated quote", edit("10.00,CNY", `"10.00,CNY`), 3, "", "extraneous or missing \"", false},
+		{"unterminated quote in the header", edit("type,order_no", `"type,order_no`), 3, "", `extraneous or missing " in quoted-field (byte 78 of the line; the record starts on line 1)`, false},
+		{"header of one field", strings.ReplaceAll(csvBase, ",", ";"), 1, "type", `(77 bytes); one field: is the file separated by ";", not ","?)`, false},
 		{"empty file", "", 0, "", "empty file", false},
 		{"only a BOM", "\xef\xbb\xbf", 0, "", "empty file", false},
 		{"only blank lines", "\n\n", 0, "", "empty file: no header row", false},
@@ -172,7 +182,7 @@ func TestWeChatPayErrors(t *testing.T) {
 		{"refund row in a SUCCESS bill", success("`JSAPI,`SUCCESS,", "`JSAPI,`REFUND,"), 2, "", "refund row in a bill without refund columns", false},
 		{"invalid UTF-8", edit("会员年卡", "会员\xff\xfe"), 2, "商品名称", "invalid UTF-8", false},
 		{"invalid UTF-8 in header", edit("费率备注", "费率\xff"), 1, "", "invalid UTF-8", false},
-		{"line too long", edit("会员年卡", strings.Repeat("长", wxMaxLine/3+1)), 2, "", "line longer than", false},
+		{"line too long", edit("会员年卡", strings.Repeat("长", maxLine/3+1)), 2, "", "line longer than", false},
 		{"control total mismatch", amount("89.00"), 18, "订单总金额", "control total does not add up: summary says 771.20, rows sum to 761.20", true},
 		{"fee total mismatch", edit("`0.59400,", "`0.59500,"), 18, "手续费总金额", "summary says 2.68740, rows sum to 2.68840", true},
 		{"row count mismatch", dropLine("RF202611280005"), 17, "总交易单数", "summary says 15 rows, file has 14", true},
@@ -186,8 +196,8 @@ func TestWeChatPayErrors(t *testing.T) {
 		{"empty file", "", 0, "", "empty file", false},
 		{"only a BOM and blank lines", "\uFEFF\r\n\r\n", 0, "", "empty file", false},
 		{"blank first line", "\n" + sample[len("\uFEFF"):], 1, "", "line 1 is empty", false},
-		{"XML error reply", "<xml><return_code><![CDATA[FAIL]]></return_code>\n<return_msg><![CDATA[No Bill Exist]]></return_msg>\n<error_code><![CDATA[20002]]></error_code>\n</xml>", 1, "", "XML error reply instead of a bill: No Bill Exist", false},
-		{"XML error reply without message", "<xml><return_code>FAIL</return_code></xml>", 1, "", "XML error reply instead of a bill: <xml>", false},
-		{"JSON error reply", `{"code":"NO_STATEMENT_EXIST","message":"要下载的账单不存在"}`, 1, "", "JSON error reply instead of a bill: 要下载的账单不存在", false},
+		{"XML error reply", "<xml><return_code><![CDATA[FAIL]]></return_code>\n<return_msg><![CDATA[No Bill Exist]]></return_msg>\n<error_code><![CDATA[20002]]></error_code>\n</xml>", 1, "", `XML error reply instead of a bill: "No Bill Exist"`, false},
+		{"XML error reply without message", "<xml><return_code>FAIL</return_code></xml>", 1, "", `XML error reply instead of a bill: "<xml><return_code>FAIL</return_code></xml>"`, false},
+		{"JSON error reply", `{"code":"NO_STATEMENT_EXIST","message":"要下载的账单不存在"}`, 1, "", `JSON error reply instead of a bill: "要下载的账单不存在"`, false},
 	})
 }

@@ -1,6 +1,7 @@
 package channelfeed
 
 import (
+	"encoding/binary"
 	"strings"
 	"time"
 )
@@ -100,4 +101,38 @@ func daysIn(m time.Month, year int) int {
 		return 30
 	}
 	return 31
+}
+
+// printableASCII reports whether every byte of b is printable ASCII,
+// space to '~': such a line is valid UTF-8 and holds neither a CR nor a
+// NUL, which one pass over its words says, where checking the three
+// apart takes three passes. A line it refuses is checked the long way.
+func printableASCII(b []byte) bool {
+	if len(b) < 8 {
+		for _, c := range b {
+			if c < ' ' || c > '~' {
+				return false
+			}
+		}
+		return true
+	}
+	// The last eight bytes, which the words below may not reach whole.
+	bad := unprintable(b[len(b)-8:])
+	for ; len(b) >= 32; b = b[32:] {
+		bad |= unprintable(b) | unprintable(b[8:]) | unprintable(b[16:]) | unprintable(b[24:])
+	}
+	for ; len(b) >= 8; b = b[8:] {
+		bad |= unprintable(b)
+	}
+	return bad&0x8080808080808080 == 0
+}
+
+// unprintable sets the high bit of the bytes of the word at b that are
+// not printable ASCII, and maybe of others when one is: a byte below 0x20
+// borrows into its high bit (and may borrow from the byte above), one of
+// 0x7F carries into it, one of 0x80 or above has it already.
+func unprintable(b []byte) uint64 {
+	const ones = 0x0101010101010101
+	w := binary.LittleEndian.Uint64(b)
+	return (w - 0x20*ones) | (w + ones) | w
 }

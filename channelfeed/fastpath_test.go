@@ -127,6 +127,29 @@ func csvSeeds() []string {
 		"\xef\xbb\xbf" + h + r,
 		"\n\n",
 		"a,b\r",
+		crOnly(h + r + r),
+		h + strings.Replace(r, "ORD1", "OR\rD1", 1) + r,
+		h + strings.Replace(r, "ORD1", "\"OR\rD1\"", 1) + r,
+		h + r + "\r\n" + r + "\n\r",
+		h + strings.Replace(r, "ORD1", "OR\x00D1", 1),
+		strings.Replace(h, "type", "ty\x00pe", 1) + r,
+	}
+}
+
+// TestCSVFastPathLongLines holds the fast line reader to encoding/csv on
+// lines past maxLine, which a fuzzer would spend its time on.
+func TestCSVFastPathLongLines(t *testing.T) {
+	const h = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status\n"
+	const r = "payment,ORD1,,TX1,99.80,CNY,2026-11-28T09:12:45+08:00,0.59880,SUCCESS\n"
+	for _, s := range []string{
+		h + strings.Replace(r, "SUCCESS", strings.Repeat("x", maxLine), 1),
+		h + r + strings.Replace(r, "SUCCESS", strings.Repeat("x", maxLine-len(r)), 1) + r,
+		h + strings.Replace(r, "SUCCESS", `"`+strings.Repeat("x\r\n", maxLine/3)+`"`, 1),
+		h + strings.Replace(r, "ORD1", `"ORD1`, 1) + strings.Repeat(r, maxLine/len(r)+1),
+		h + strings.Repeat("x", 70<<10) + "\r" + r,
+	} {
+		checkCSVFastPath(t, []byte(s), 0)
+		checkCSVFastPath(t, []byte(s), len(s)/2)
 	}
 }
 
@@ -142,15 +165,22 @@ func FuzzCSVFastPath(f *testing.F) {
 		f.Add(s, uint16(0))
 	}
 	f.Fuzz(func(t *testing.T, data []byte, cut uint16) {
-		fast, fastErr := parseCSVRows(t, csvParser{}, data, int(cut))
-		slow, slowErr := parseCSVRows(t, csvParser{viaEncodingCSV: true}, data, int(cut))
-		if fastErr != slowErr {
-			t.Fatalf("error %q, through encoding/csv %q", fastErr, slowErr)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("rows differ:\n%+v\nthrough encoding/csv:\n%+v", fast, slow)
-		}
+		checkCSVFastPath(t, data, int(cut))
 	})
+}
+
+// checkCSVFastPath fails unless data, cut short by a read error after cut
+// bytes, reads the same through the fast line reader and encoding/csv.
+func checkCSVFastPath(t *testing.T, data []byte, cut int) {
+	t.Helper()
+	fast, fastErr := parseCSVRows(t, csvParser{}, data, cut)
+	slow, slowErr := parseCSVRows(t, csvParser{viaEncodingCSV: true}, data, cut)
+	if fastErr != slowErr {
+		t.Fatalf("error %q, through encoding/csv %q", fastErr, slowErr)
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Fatalf("rows differ:\n%+v\nthrough encoding/csv:\n%+v", fast, slow)
+	}
 }
 
 var errCut = errors.New("connection reset")
@@ -234,4 +264,33 @@ func FuzzSplitRow(f *testing.F) {
 			t.Fatalf("%q: fields valid UTF-8 %v, line %v", s, allValid, !allValid)
 		}
 	})
+}
+
+// TestPrintableASCII checks printableASCII against the plain loop for
+// every byte value at every place of a line of two words and a tail.
+func TestPrintableASCII(t *testing.T) {
+	plain := func(b []byte) bool {
+		for _, c := range b {
+			if c < ' ' || c > '~' {
+				return false
+			}
+		}
+		return true
+	}
+	for n := range 20 {
+		for at := range n {
+			for c := range 256 {
+				b := bytes.Repeat([]byte{' '}, n)
+				b[at] = byte(c)
+				if got, want := printableASCII(b), plain(b); got != want {
+					t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
+				}
+				b = bytes.Repeat([]byte{'~'}, n)
+				b[at] = byte(c)
+				if got, want := printableASCII(b), plain(b); got != want {
+					t.Fatalf("printableASCII(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
 }

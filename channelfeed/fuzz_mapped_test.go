@@ -3,7 +3,6 @@ package channelfeed
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,9 +12,9 @@ import (
 
 // FuzzMapped reads arbitrary bytes through the semicolon_minor_units
 // mapping: fuzzParser passes no mapping, which would only reach the
-// missing-mapping error. It checks that the parser never panics, that every
-// failure is a *reconcile.ParseError, and that what it accepts is a
-// well-formed canonical row.
+// missing-mapping error. It checks what fuzzParser checks: no panic, a
+// *reconcile.ParseError that can be stored for every failure, and a
+// well-formed canonical row that can be stored for every row accepted.
 func FuzzMapped(f *testing.F) {
 	opts := loadFuzzMapping(f, filepath.Join("testdata", "mapped", "semicolon_minor_units"))
 	inputs, err := filepath.Glob(filepath.Join("testdata", "*", "*", "input.*"))
@@ -43,15 +42,10 @@ func FuzzMapped(f *testing.F) {
 			return nil
 		})
 		if err != nil {
-			var pe *reconcile.ParseError
-			if !errors.As(err, &pe) {
-				t.Fatalf("error %q (%T) is not a *reconcile.ParseError", err, err)
-			}
-			if pe.File != "fuzz.csv" || pe.Line < 0 {
-				t.Fatalf("error %q names file %q line %d", err, pe.File, pe.Line)
-			}
+			checkFuzzError(t, err)
 			return
 		}
+		checkFuzzRows(t, opts, rows)
 		last := 1 // the header
 		for _, r := range rows {
 			if r.Amount < 0 {
@@ -104,5 +98,7 @@ func loadFuzzMapping(f *testing.F, dir string) Options {
 	if co.Mapping == nil {
 		f.Fatalf("%s/options.json has no Mapping", dir)
 	}
-	return Options{Name: "fuzz.csv", Location: shanghai, Mapping: co.Mapping}
+	opts := fuzzOptions()
+	opts.Mapping = co.Mapping
+	return opts
 }

@@ -230,7 +230,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		bad("set columns.currency or currency, not both")
 	case p.currency != "":
 		if _, ok := reconcile.CurrencyDigits(p.currency); !ok {
-			bad("currency %q is not a known ISO 4217 code", p.currency)
+			bad("currency %s is not a known ISO 4217 code", reconcile.Quote(p.currency))
 		}
 	}
 
@@ -246,13 +246,13 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		case "batch":
 			kind = reconcile.KindBatch
 		default:
-			bad("kinds: unknown kind %q (want payment, refund or batch; unlisted values are kept as other)", name)
+			bad("kinds: unknown kind %s (want payment, refund or batch; unlisted values are kept as other)", reconcile.Quote(name))
 			continue
 		}
 		for _, v := range m.Kinds[name] {
 			k := matchKey(v)
 			if prev, ok := p.kinds[k]; ok {
-				bad("kinds: %q is listed under both %s and %s", v, prev, kind)
+				bad("kinds: %s is listed under both %s and %s", reconcile.Quote(v), prev, kind)
 				continue
 			}
 			p.kinds[k] = kind
@@ -284,17 +284,17 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		case "failed":
 			st = reconcile.StatusFailed
 		default:
-			bad("statuses: unknown status %q (want success, processing or failed)", name)
+			bad("statuses: unknown status %s (want success, processing or failed)", reconcile.Quote(name))
 			continue
 		}
 		for _, v := range m.Statuses[name] {
 			k := matchKey(v)
 			if prev, ok := p.statuses[k]; ok {
-				bad("statuses: %q is listed under both %s and %s", v, prev, st)
+				bad("statuses: %s is listed under both %s and %s", reconcile.Quote(v), prev, st)
 				continue
 			}
 			p.statuses[k] = st
-			words = append(words, strconv.Quote(strings.TrimSpace(v)))
+			words = append(words, reconcile.Quote(strings.TrimSpace(v)))
 		}
 	}
 	p.statusSet = strings.Join(words, ", ")
@@ -304,7 +304,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	case "minor":
 		p.minor = true
 	default:
-		bad(`amount_units %q: want "major" or "minor"`, m.AmountUnits)
+		bad(`amount_units %s: want "major" or "minor"`, reconcile.Quote(m.AmountUnits))
 	}
 	switch m.Sign {
 	case "", signUnsigned:
@@ -312,14 +312,14 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	case signSigned, signAny:
 		p.sign = m.Sign
 	default:
-		bad(`sign %q: want "unsigned", "signed" or "any"`, m.Sign)
+		bad(`sign %s: want "unsigned", "signed" or "any"`, reconcile.Quote(m.Sign))
 	}
 	switch m.FeeSign {
 	case "", "positive":
 	case "negative":
 		p.feeNeg = true
 	default:
-		bad(`fee_sign %q: want "positive" or "negative"`, m.FeeSign)
+		bad(`fee_sign %s: want "positive" or "negative"`, reconcile.Quote(m.FeeSign))
 	}
 
 	switch f := m.TimeFormat; strings.ToLower(f) {
@@ -329,7 +329,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		p.timeFmt = strings.ToLower(f)
 	default:
 		if err := checkLayout(f); err != nil {
-			bad("time_format %q: %v", f, err)
+			bad("time_format %s: %v", reconcile.Quote(f), err)
 		}
 		p.timeFmt = f
 	}
@@ -337,7 +337,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		// "Local" would make the result depend on the host the job runs on.
 		z, err := time.LoadLocation(m.TimeZone)
 		if err != nil || m.TimeZone == "Local" {
-			bad("time_zone %q: not an IANA time zone name such as Europe/Berlin", m.TimeZone)
+			bad("time_zone %s: not an IANA time zone name such as Europe/Berlin", reconcile.Quote(m.TimeZone))
 		} else {
 			p.loc = z
 		}
@@ -348,7 +348,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	case m.Encoding == "":
 		p.encName = "UTF-8"
 	case !ok:
-		bad(`encoding %q: want "utf-8", "gbk", "gb18030", "latin1" or "windows-1252"`, m.Encoding)
+		bad(`encoding %s: want "utf-8", "gbk", "gb18030", "latin1" or "windows-1252"`, reconcile.Quote(m.Encoding))
 	default:
 		p.enc = enc
 		p.encName = strings.ToUpper(m.Encoding)
@@ -362,7 +362,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	default:
 		r, n := utf8.DecodeRuneInString(d)
 		if n != len(d) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' || unicode.IsLetter(r) || unicode.IsDigit(r) {
-			bad(`delimiter %q: want one character that is not a letter, digit, quote or line break, such as ";" or "\t"`, d)
+			bad(`delimiter %s: want one character that is not a letter, digit, quote or line break, such as ";" or "\t"`, reconcile.Quote(d))
 		}
 		p.delim = r
 	}
@@ -409,7 +409,7 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		// A UTF-8 file under a legacy encoding would decode to plausible
 		// garbage; its byte order mark is the one clear sign of it.
 		if b, _ := raw.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-			return opts.errorf(1, "", "file starts with a UTF-8 byte order mark but the mapping says encoding %q", plan.encName)
+			return opts.errorf(1, "", "file starts with a UTF-8 byte order mark but the mapping says encoding %s", reconcile.Quote(plan.encName))
 		}
 		in = bufio.NewReaderSize(transform.NewReader(raw, plan.enc.NewDecoder()), 64<<10)
 	}
@@ -421,15 +421,19 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if empty {
 		return opts.errorf(0, "", "empty file")
 	}
+	// Lines are held to the rules of lines.go after decoding, skipped
+	// ones too: a file with CRs alone for line ends would otherwise be
+	// skipped whole.
+	lines := bufio.NewReader(newLineGuard(in, opts, 1, plan.skip+1))
 	for i := range plan.skip {
-		if err := skipLine(in); err == io.EOF {
+		if err := skipLine(lines); err == io.EOF {
 			return opts.errorf(0, "", "empty file: it ends after line %d, within the %d lines skip_lines skips before the header", i, plan.skip)
 		} else if err != nil {
-			return opts.wrap(i+1, "", fmt.Errorf("read: %w", err))
+			return csvReadError(opts, i+1, err)
 		}
 	}
 
-	cr := csv.NewReader(in)
+	cr := csv.NewReader(lines)
 	cr.Comma = plan.delim
 	cr.ReuseRecord = true
 	// Zero: the header's field count becomes every row's.
@@ -512,23 +516,22 @@ func (f *mappedFile) line() int {
 }
 
 func (f *mappedFile) readError(rec []string, err error) error {
+	err = shiftLines(err, f.plan.skip)
 	var pe *csv.ParseError
-	if !errors.As(err, &pe) {
-		return f.opts.wrap(0, "", fmt.Errorf("read: %w", err))
+	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
+		return f.opts.errorf(pe.StartLine, "", "row has %d fields, header has %d", len(rec), len(f.header))
 	}
-	if errors.Is(pe.Err, csv.ErrFieldCount) {
-		return f.opts.errorf(pe.StartLine+f.plan.skip, "", "row has %d fields, header has %d", len(rec), len(f.header))
-	}
-	return f.opts.wrap(pe.Line+f.plan.skip, "", fmt.Errorf("%w (byte %d of the line)", pe.Err, pe.Column))
+	return csvReadError(f.opts, 0, err)
 }
 
 // damaged says why a field's text cannot be trusted, or "" when it can.
 // The x/text decoders turn bytes that are not in their character set into
 // U+FFFD without an error, so the replacement character is the only trace.
 func (f *mappedFile) damaged(s string) string {
+	if why := textFault(s); why != "" {
+		return why
+	}
 	switch {
-	case !utf8.ValidString(s):
-		return "invalid UTF-8"
 	case !strings.ContainsRune(s, utf8.RuneError):
 		return ""
 	case f.plan.enc == nil:
@@ -570,7 +573,7 @@ func (f *mappedFile) readHeader(rec []string) error {
 	}
 	for c, name := range f.plan.names {
 		if name != "" && f.idx[c] < 0 {
-			return f.opts.errorf(line, name, "missing column, mapped as columns.%s (header: %s)", mappedNames[c], strings.Join(f.header, string(f.plan.delim)))
+			return f.opts.errorf(line, name, "missing column, mapped as columns.%s (%s)", mappedNames[c], describeHeader(f.header, f.plan.delim))
 		}
 	}
 	return nil
@@ -643,7 +646,7 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 	}
 	digits, ok := reconcile.CurrencyDigits(t.Currency)
 	if !ok {
-		return t, f.errorf(line, mCurrency, "unknown currency %q", t.Currency)
+		return t, f.errorf(line, mCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
 	}
 
 	s := f.field(rec, mAmount)
@@ -654,11 +657,11 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 	if t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund {
 		switch {
 		case p.sign == signUnsigned && (s[0] == '-' || s[0] == '+'):
-			return t, f.errorf(line, mAmount, `%q: amount must be unsigned (the mapping's sign is "unsigned")`, s)
+			return t, f.errorf(line, mAmount, `%s: amount must be unsigned (the mapping's sign is "unsigned")`, reconcile.Quote(s))
 		case p.sign == signSigned && t.Kind == reconcile.KindPayment && v < 0:
-			return t, f.errorf(line, mAmount, `%q: negative amount on a payment row (sign "signed": payments positive, refunds negative)`, s)
+			return t, f.errorf(line, mAmount, `%s: negative amount on a payment row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
 		case p.sign == signSigned && t.Kind == reconcile.KindRefund && v > 0:
-			return t, f.errorf(line, mAmount, `%q: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, s)
+			return t, f.errorf(line, mAmount, `%s: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
 		}
 	}
 	// number refuses math.MinInt64, so the negation cannot overflow.
@@ -670,7 +673,7 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 	at := f.field(rec, mOccurredAt)
 	t.OccurredAt, err = p.time(at)
 	if err != nil {
-		return t, f.errorf(line, mOccurredAt, "%q: %v", at, err)
+		return t, f.errorf(line, mOccurredAt, "%s: %v", reconcile.Quote(at), err)
 	}
 
 	if fee := f.field(rec, mFee); fee != "" {
@@ -689,7 +692,7 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 		s := f.field(rec, mStatus)
 		st, ok := p.statuses[matchKey(s)]
 		if !ok {
-			return t, f.errorf(line, mStatus, "unknown status %q (the mapping's statuses list %s)", s, p.statusSet)
+			return t, f.errorf(line, mStatus, "unknown status %s (the mapping's statuses list %s)", reconcile.Quote(s), p.statusSet)
 		}
 		t.Status = st
 	}
@@ -711,14 +714,14 @@ func (p *mappedPlan) number(s string, digits, extra int) (int64, error) {
 	}
 	if body == "" || strings.TrimLeft(body, "0123456789") != "" {
 		if strings.Contains(body, ".") {
-			return 0, fmt.Errorf(`%q: want whole minor units (the mapping's amount_units is "minor")`, s)
+			return 0, fmt.Errorf(`%s: want whole minor units (the mapping's amount_units is "minor")`, reconcile.Quote(s))
 		}
-		return 0, fmt.Errorf("%q: %w", s, reconcile.ErrBadAmount)
+		return 0, fmt.Errorf("%s: %w", reconcile.Quote(s), reconcile.ErrBadAmount)
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	scale := int64(math.Pow10(extra))
 	if err != nil || v == math.MinInt64 || v > math.MaxInt64/scale || v < -math.MaxInt64/scale {
-		return 0, fmt.Errorf("%q: %w", s, reconcile.ErrAmountRange)
+		return 0, fmt.Errorf("%s: %w", reconcile.Quote(s), reconcile.ErrAmountRange)
 	}
 	return v * scale, nil
 }
@@ -756,7 +759,7 @@ func (p *mappedPlan) parseTime(s string) (time.Time, error) {
 			limit = maxUnix*1000 + 999
 		}
 		if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-			return time.Time{}, fmt.Errorf("want whole %s since 1970 (the mapping's time_format is %q)", unixUnit(p.timeFmt), p.timeFmt)
+			return time.Time{}, fmt.Errorf("want whole %s since 1970 (the mapping's time_format is %s)", unixUnit(p.timeFmt), reconcile.Quote(p.timeFmt))
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v > limit {
@@ -769,7 +772,7 @@ func (p *mappedPlan) parseTime(s string) (time.Time, error) {
 	default:
 		t, err := time.ParseInLocation(p.timeFmt, s, p.loc)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("want the mapping's time_format %q", p.timeFmt)
+			return time.Time{}, fmt.Errorf("want the mapping's time_format %s", reconcile.Quote(p.timeFmt))
 		}
 		return t, nil
 	}

@@ -136,7 +136,7 @@ func TestMappedErrors(t *testing.T) {
 		{badCase{name: "nil mapping", input: mappedBaseInput, msg: `needs a "mapping" object in the channel's config`}, nil},
 		mappedBadWith(&Mapping{}, "invalid mapping", mappedBaseInput, 0, "", "mapping: columns.kind is required"),
 
-		mappedBadCase("missing mapped column", edit(",amount,", ",amt,"), 1, "amount", "missing column, mapped as columns.amount (header: type,order,refund,txn,amt,"),
+		mappedBadCase("missing mapped column", edit(",amount,", ",amt,"), 1, "amount", `missing column, mapped as columns.amount (header: "type,order,refund,txn,amt,`),
 		mappedBadCase("missing optional mapped column", edit(",fee,", ",fees,"), 1, "fee", "missing column, mapped as columns.fee"),
 		mappedBadCase("duplicated column", edit(",fee,", ",amount,"), 1, "amount", "duplicate column (fields 5 and 8), mapped as columns.amount"),
 		mappedBadCase("duplicated column other case", edit(",fee,", ",AMOUNT,"), 1, "AMOUNT", "duplicate column"),

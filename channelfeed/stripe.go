@@ -2,12 +2,10 @@ package channelfeed
 
 import (
 	"context"
-	"encoding/csv"
 	"io"
 	"math"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"reconcile"
 )
@@ -135,9 +133,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return opts.errorf(1, "", "a JSON document (the balance transactions API?), not a Stripe Reporting API CSV report")
 	}
 
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1 // a ragged row gets our own error, with the line
-	cr.ReuseRecord = true
+	cr := newCSVReader(br, opts, 1)
 	rec, err := cr.Read()
 	if err == io.EOF {
 		return opts.errorf(0, "", "empty file: no header row")
@@ -163,10 +159,8 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		if len(rec) != len(rp.header) {
 			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(rp.header))
 		}
-		for i, f := range rec {
-			if !utf8.ValidString(f) {
-				return opts.errorf(line, rp.header[i], "invalid UTF-8")
-			}
+		if err := opts.checkRow(line, rec, rp.header); err != nil {
+			return err
 		}
 		t, err := rp.row(rec, line)
 		if err != nil {
@@ -201,13 +195,13 @@ func (rp *stReport) readHeader(rec []string, line int) error {
 		rp.idx[c] = -1
 	}
 
+	if err := opts.checkHeader(line, rec); err != nil {
+		return err
+	}
 	// ReuseRecord: the header's strings must be copied out before the
 	// next Read overwrites the slice.
 	rp.header = make([]string, len(rec))
 	for i, h := range rec {
-		if !utf8.ValidString(h) {
-			return opts.errorf(line, "", "header field %d: invalid UTF-8", i+1)
-		}
 		rp.header[i] = strings.TrimSpace(h)
 	}
 	if rp.isDashboardExport() {
@@ -230,7 +224,7 @@ func (rp *stReport) readHeader(rec []string, line int) error {
 	}
 	for _, c := range stRequired {
 		if rp.idx[c] < 0 {
-			return opts.errorf(line, rp.names[c], "missing required column (header: %s)", strings.Join(rp.header, ","))
+			return opts.errorf(line, rp.names[c], "missing required column (%s)", describeHeader(rp.header, ','))
 		}
 	}
 	switch {
@@ -241,11 +235,11 @@ func (rp *stReport) readHeader(rec []string, line int) error {
 		// a suffix; the channel's business zone is that parameter.
 		rp.timeCol, rp.loc = stCreated, opts.location()
 	default:
-		return opts.errorf(line, rp.names[stCreatedUTC], "missing required column (nor created; header: %s)", strings.Join(rp.header, ","))
+		return opts.errorf(line, rp.names[stCreatedUTC], "missing required column (nor created; %s)", describeHeader(rp.header, ','))
 	}
 	if rp.idx[stOrder] < 0 {
 		return opts.errorf(line, rp.names[stOrder], "missing required column: our order numbers are in this metadata; "+
-			"add it to the report run's columns, or configure the metadata key (header: %s)", strings.Join(rp.header, ","))
+			"add it to the report run's columns, or configure the metadata key (%s)", describeHeader(rp.header, ','))
 	}
 	return nil
 }
@@ -317,7 +311,7 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	t.Currency = strings.ToUpper(cur)
 	digits, ok := reconcile.CurrencyDigits(t.Currency)
 	if !ok {
-		return t, rp.errorf(line, stCurrency, "unknown currency %q", cur)
+		return t, rp.errorf(line, stCurrency, "unknown currency %s", reconcile.Quote(cur))
 	}
 	gross, err := rp.amount(rec, line, stGross, t.Currency)
 	if err != nil {
@@ -327,7 +321,7 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	at := rp.field(rec, rp.timeCol)
 	t.OccurredAt, err = time.ParseInLocation(stTimeLayout, at, rp.loc)
 	if err != nil {
-		return t, rp.errorf(line, rp.timeCol, "%q: want YYYY-MM-DD HH:MM:SS", at)
+		return t, rp.errorf(line, rp.timeCol, "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 	}
 
 	if err := rp.fee(rec, line, &t, gross, digits); err != nil {

@@ -1,9 +1,7 @@
 package channelfeed
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -87,10 +85,6 @@ var wxSummaryOf = map[string]string{
 	"申请退款总金额":       wxRefundApplied,
 }
 
-// wxMaxLine bounds one line so a corrupt file cannot make the parser
-// buffer it whole.
-const wxMaxLine = 1 << 20
-
 const wxTimeLayout = "2006-01-02 15:04:05"
 
 // wxBill is the state of one bill being read.
@@ -128,31 +122,23 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 		return err
 	}
 	b := &wxBill{opts: opts, loc: opts.location(), digits: 2}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), wxMaxLine)
-	line := 0
+	// WeChat Pay never quotes a field: every CR but a CRLF's is bare.
+	lines := newLineScanner(r, opts, false)
 	next := func() (string, bool) {
-		if !sc.Scan() {
+		if !lines.scan() {
 			return "", false
 		}
-		line++
-		s := sc.Text()
-		if line == 1 {
+		s := string(lines.bytes())
+		if lines.line == 1 {
 			s = strings.TrimPrefix(s, "\uFEFF")
 		}
 		return s, true
 	}
-	scanErr := func() error {
-		if errors.Is(sc.Err(), bufio.ErrTooLong) {
-			return opts.errorf(line+1, "", "line longer than %d bytes", wxMaxLine)
-		}
-		return opts.wrap(line+1, "", fmt.Errorf("read: %w", sc.Err()))
-	}
 
 	first, ok := next()
 	if !ok {
-		if sc.Err() != nil {
-			return scanErr()
+		if lines.err != nil {
+			return lines.err
 		}
 		return opts.errorf(0, "", "empty file")
 	}
@@ -160,8 +146,8 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 		for {
 			s, ok := next()
 			if !ok {
-				if sc.Err() != nil {
-					return scanErr()
+				if lines.err != nil {
+					return lines.err
 				}
 				return opts.errorf(0, "", "empty file")
 			}
@@ -181,28 +167,28 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 	for {
 		s, ok := next()
 		if !ok {
-			if sc.Err() != nil {
-				return scanErr()
+			if lines.err != nil {
+				return lines.err
 			}
 			what := "the detail rows"
 			if b.rows == 0 {
 				what = "the header"
 			}
-			return opts.wrap(line+1, wxCount, fmt.Errorf("%w: no summary section, the file ends after %s (truncated download?)", reconcile.ErrControlTotal, what))
+			return opts.wrap(lines.line+1, wxCount, fmt.Errorf("%w: no summary section, the file ends after %s (truncated download?)", reconcile.ErrControlTotal, what))
 		}
 		if strings.TrimSpace(s) == "" {
 			continue
 		}
 		if strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(s), "`"), wxCount) {
-			if err := b.summary(s, line, next); err != nil {
-				if sc.Err() != nil {
-					return scanErr()
+			if err := b.summary(s, lines.line, next); err != nil {
+				if lines.err != nil {
+					return lines.err
 				}
 				return err
 			}
 			break
 		}
-		t, err := b.row(s, line)
+		t, err := b.row(s, lines.line)
 		if err != nil {
 			return err
 		}
@@ -222,13 +208,10 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 			break
 		}
 		if strings.TrimSpace(s) != "" {
-			return opts.errorf(line, "", "unexpected line after the summary row")
+			return opts.errorf(lines.line, "", "unexpected line after the summary row")
 		}
 	}
-	if sc.Err() != nil {
-		return scanErr()
-	}
-	return nil
+	return lines.err
 }
 
 var (
@@ -269,11 +252,9 @@ func (b *wxBill) replyError(first string, next func() (string, bool)) error {
 	if msg == "" {
 		msg = strings.TrimSpace(first)
 	}
-	msg = strings.ToValidUTF8(msg, "\uFFFD")
-	if len(msg) > 200 {
-		msg = msg[:200] + "…"
-	}
-	return b.opts.errorf(1, "", "WeChat Pay sent %s error reply instead of a bill: %s", kind, msg)
+	// Quoted and cut like any value from a file: cutting bytes, as this
+	// did, could split a character and leave the error no valid text.
+	return b.opts.errorf(1, "", "WeChat Pay sent %s error reply instead of a bill: %s", kind, reconcile.Quote(msg))
 }
 
 // splitHeader splits a header line, which is plain comma-separated text;
@@ -317,10 +298,10 @@ func trimSpace(s string) string {
 }
 
 func (b *wxBill) header(s string) error {
-	if !utf8.ValidString(s) {
-		return b.opts.errorf(1, "", "header: invalid UTF-8")
-	}
 	b.names = splitHeader(s)
+	if err := b.opts.checkHeader(1, b.names); err != nil {
+		return err
+	}
 	b.cols = make(map[string]int, len(b.names))
 	for i, name := range b.names {
 		canon := name
@@ -419,13 +400,11 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
 	}
 	// The fields are the line cut at ASCII separators and trimmed of
-	// whole runes, so they are valid exactly when the line is: one pass
-	// over the line, and field by field only to name the bad one.
-	if !utf8.ValidString(s) {
-		for i, v := range f {
-			if !utf8.ValidString(v) {
-				return reconcile.Transaction{}, opts.errorf(line, b.names[i], "invalid UTF-8")
-			}
+	// whole runes, so they are text textFault takes exactly when the line
+	// is: one pass over the line, field by field only to name the bad one.
+	if textFault(s) != "" {
+		if err := opts.checkRow(line, f, b.names); err != nil {
+			return reconcile.Transaction{}, err
 		}
 	}
 	b.rows++
@@ -452,14 +431,14 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 	if !ok {
 		t.OccurredAt, err = time.ParseInLocation(wxTimeLayout, at, b.loc)
 		if err != nil {
-			return t, opts.errorf(line, b.name(wxTime), "%q: want YYYY-MM-DD HH:MM:SS", at)
+			return t, opts.errorf(line, b.name(wxTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 		}
 	}
 	digits := b.digits
 	if b.currency == "" || t.Currency != b.currency {
 		digits, ok = reconcile.CurrencyDigits(t.Currency)
 		if !ok {
-			return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %q", t.Currency)
+			return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %s", reconcile.Quote(t.Currency))
 		}
 	}
 	if b.currency == "" {
@@ -525,7 +504,7 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		// would become a key shared by unrelated refunds.
 		t.RefundNo = get(b.iRefundNo)
 		if t.RefundNo == "" || t.RefundNo == "0" {
-			return t, opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%q)", t.RefundNo)
+			return t, opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s)", reconcile.Quote(t.RefundNo))
 		}
 		t.ChannelTxnID = get(b.iRefundID)
 		if get(b.sumIdx[b.kRefund]) == "" {
@@ -543,7 +522,7 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		case "":
 			return t, opts.errorf(line, b.name(wxRefundState), "empty refund status on a refund row")
 		default:
-			return t, opts.errorf(line, b.name(wxRefundState), "unknown refund status %q (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", st)
+			return t, opts.errorf(line, b.name(wxRefundState), "unknown refund status %s (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", reconcile.Quote(st))
 		}
 	default:
 		// REVOKED or a word WeChat added later: kept for review with what
@@ -564,10 +543,10 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
 	opts := b.opts
 	headerLine := line
-	if !utf8.ValidString(s) {
-		return opts.errorf(line, "", "summary header: invalid UTF-8")
-	}
 	names := splitHeader(s)
+	if err := opts.checkHeader(line, names); err != nil {
+		return err
+	}
 	at := make(map[string]int, len(names))
 	for i, n := range names {
 		if j, dup := at[n]; dup && n != "" {
@@ -592,10 +571,8 @@ func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
 	if len(vals) != len(names) {
 		return opts.errorf(line, "", "summary row has %d fields, summary header has %d", len(vals), len(names))
 	}
-	for i, v := range vals {
-		if !utf8.ValidString(v) {
-			return opts.errorf(line, names[i], "invalid UTF-8")
-		}
+	if err := opts.checkRow(line, vals, names); err != nil {
+		return err
 	}
 
 	// The count comes first: a missing row explains any sum that is off.

@@ -31,6 +31,13 @@ func TestBadInputWritesNothing(t *testing.T) {
 	lines := bytes.Split(bill0, []byte("\r\n"))
 	truncated := bytes.Join(lines[:10], []byte("\r\n"))
 	badAmount := bytes.Replace(bill0, []byte("`99.00,`0.00,`0,"), []byte("`99.0x,`0.00,`0,"), 1)
+	nulInBill := bytes.Replace(bill0, []byte("ORD202611280007"), []byte("ORD2026112800\x0007"), 1)
+	canonical := "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n" +
+		"payment,O1,,T1,1.00,CNY,2026-11-28T10:00:00+08:00\n" +
+		"payment,O2,,T2,2.00,CNY,2026-11-28T11:00:00+08:00\n"
+	crOnly := strings.ReplaceAll(canonical, "\n", "\r")
+	nulInCSV := strings.Replace(canonical, "T2", "T\x002", 1)
+	hugeValue := strings.Replace(canonical, "2.00", strings.Repeat("9", 500<<10)+"x", 1)
 
 	tests := []struct {
 		name   string
@@ -44,6 +51,10 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"missing file", filepath.Join(dir, "nope.csv"), "wechatpay", []string{"nope.csv"}},
 		{"directory", dir, "wechatpay", []string{dir}},
 		{"empty file", write("empty.csv", nil), "csv", []string{"empty.csv"}},
+		{"lines ending in CR alone", write("cr.csv", []byte(crOnly)), "csv", []string{"cr.csv:1", "CR"}},
+		{"NUL in a channel id", write("nul.csv", []byte(nulInCSV)), "csv", []string{"nul.csv:3", "channel_txn_id", "NUL"}},
+		{"NUL in a WeChat order number", write("nul-bill.csv", nulInBill), "wechatpay", []string{"nul-bill.csv:", "商户订单号", "NUL"}},
+		{"a 500 KB bad value", write("huge.csv", []byte(hugeValue)), "csv", []string{"huge.csv:3", "column amount", "(512001 bytes)"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -66,21 +77,29 @@ func TestBadInputWritesNothing(t *testing.T) {
 			if s.Status != "FAILED" || s.Error == "" {
 				t.Errorf("summary.json: got status %q error %q, want FAILED with the error", s.Status, s.Error)
 			}
+			// A value is quoted short, however long it was.
+			if len(c.errb.String()) > 4*maxErrorText || len(s.Error) > maxErrorText+64 {
+				t.Errorf("stderr has %d bytes, summary.json's error %d: want them short", len(c.errb.String()), len(s.Error))
+			}
 			if !strings.Contains(c.out.String(), "failed") {
 				t.Errorf("no failure alert printed:\n%s", c.out)
 			}
 		})
 	}
-	var findings, failed, other int
+	var findings, failed, other, longest int
 	if err := db.Pool().QueryRow(context.Background(), `select
 		(select count(*) from findings),
 		(select count(*) from runs where status = 'FAILED' and error <> ''),
-		(select count(*) from runs where status <> 'FAILED')`).Scan(&findings, &failed, &other); err != nil {
+		(select count(*) from runs where status <> 'FAILED'),
+		(select coalesce(max(length(error)), 0) from runs)`).Scan(&findings, &failed, &other, &longest); err != nil {
 		t.Fatal(err)
 	}
 	journals, _ := db.JournalCount(context.Background())
 	if findings != 0 || journals != 0 {
 		t.Errorf("bad input wrote findings=%d journals=%d, want none", findings, journals)
+	}
+	if longest > maxErrorText+64 {
+		t.Errorf("runs.error: the longest has %d characters, want at most about %d", longest, maxErrorText)
 	}
 	// A missing file and a directory have no content to key a run by:
 	// they are alerted and summarised, not recorded as runs.

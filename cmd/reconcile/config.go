@@ -91,6 +91,40 @@ type ChannelConfig struct {
 	// arrive (default 14h: 14:00 on D+1). A file still absent then is
 	// alerted, once.
 	Deadline Duration `json:"deadline,omitempty"`
+	// RowWindow bounds the times of the rows of day D's file: a row dated
+	// outside stops the file (defaults: 400 days before D, 2 days after).
+	RowWindow *RowWindow `json:"row_window,omitempty"`
+}
+
+// RowWindow is how far from its business date a row of a settlement file
+// may be dated. Rows are dated before D for good reasons (a refund row
+// dated by its request, a payout that carries charges of weeks before, a
+// refund of last year's order), after D hardly at all (a clock or a zone a
+// little off); a row of year 0, 9999 or 1999 in a 2026 file is a broken
+// export, and stops the run naming its line.
+type RowWindow struct {
+	DaysBefore int `json:"days_before"` // default 400
+	DaysAfter  int `json:"days_after"`  // default 2
+}
+
+// Defaults of RowWindow.
+const (
+	defaultDaysBefore = 400
+	defaultDaysAfter  = 2
+)
+
+// rowWindow is the channel's window with its defaults.
+func (ch ChannelConfig) rowWindow() RowWindow {
+	w := RowWindow{DaysBefore: defaultDaysBefore, DaysAfter: defaultDaysAfter}
+	if ch.RowWindow != nil {
+		if ch.RowWindow.DaysBefore > 0 {
+			w.DaysBefore = ch.RowWindow.DaysBefore
+		}
+		if ch.RowWindow.DaysAfter > 0 {
+			w.DaysAfter = ch.RowWindow.DaysAfter
+		}
+	}
+	return w
 }
 
 // Duration is a time.Duration written as "30m", "14h" in the config.
@@ -133,9 +167,11 @@ func (ch ChannelConfig) deadline(dayEnd time.Time) time.Time {
 	return dayEnd.Add(d)
 }
 
-// feed returns the channel's parser settings.
-func (ch ChannelConfig) feed() channelfeed.Options {
-	return channelfeed.Options{OrderKey: ch.OrderMetadataKey, RefundKey: ch.RefundMetadataKey, Mapping: ch.Mapping}
+// feed returns the channel's parser settings for the file of day.
+func (ch ChannelConfig) feed(day reconcile.BusinessDay) channelfeed.Options {
+	w := ch.rowWindow()
+	return channelfeed.Options{OrderKey: ch.OrderMetadataKey, RefundKey: ch.RefundMetadataKey, Mapping: ch.Mapping,
+		Earliest: day.Start().AddDate(0, 0, -w.DaysBefore), Latest: day.End().AddDate(0, 0, w.DaysAfter)}
 }
 
 // DefaultConfig is what applies without a config file.
@@ -274,6 +310,14 @@ func (c *Config) problems() []error {
 		if ch.Format != "" {
 			if _, err := channelfeed.Lookup(ch.Format); err != nil {
 				errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
+			}
+		}
+		if w := ch.RowWindow; w != nil {
+			if w.DaysBefore < 0 || w.DaysBefore > 3660 {
+				errs = append(errs, fieldErrorf(at+".row_window.days_before", "%s: row_window.days_before %d: want 1 to 3660 (0 for the default, %d)", where, w.DaysBefore, defaultDaysBefore))
+			}
+			if w.DaysAfter < 0 || w.DaysAfter > 366 {
+				errs = append(errs, fieldErrorf(at+".row_window.days_after", "%s: row_window.days_after %d: want 1 to 366 (0 for the default, %d)", where, w.DaysAfter, defaultDaysAfter))
 			}
 		}
 		switch {

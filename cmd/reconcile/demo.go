@@ -90,13 +90,15 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
+		cc := ChannelConfig{Name: ch.Name, Format: ch.Format} // the defaults of a configured channel
 		spec := RunSpec{
 			Channel: ch.Name,
 			Format:  ch.Format,
 			File:    bill,
 			Day:     day,
 			OutDir:  filepath.Join(*out, fixtures.Date, ch.Name),
-			Grace:   30 * time.Minute,
+			Grace:   cc.grace(),
+			Feed:    cc.feed(day),
 		}
 		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
 		res, err := job.Run(ctx, spec)

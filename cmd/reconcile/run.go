@@ -199,7 +199,7 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d", shard.Index, shard.Count))
 		}
 		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out,
-			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed(), Shard: shard})
+			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed(day), Shard: shard})
 	}
 	return specs, nil
 }

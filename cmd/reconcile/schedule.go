@@ -154,7 +154,7 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 					Day:     day,
 					OutDir:  filepath.Join(s.Config.OutDir, day.String(), ch.Name),
 					Grace:   ch.grace(),
-					Feed:    ch.feed(),
+					Feed:    ch.feed(day),
 				},
 				Deadline: ch.deadline(day.End()),
 			}

@@ -5,3 +5,6 @@ const (
 	WindowSQL = windowSQL
 	KeysSQL   = keysSQL
 )
+
+// InterpretError is interpretError, for its test.
+var InterpretError = interpretError

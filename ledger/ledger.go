@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -222,6 +223,16 @@ func isConnLost(err error) bool {
 		// 57P01..57P03: the administrator or a crash ended the session.
 		return strings.HasPrefix(pgErr.Code, "57P")
 	}
+	// A network operation that failed or timed out. Not any net.Error:
+	// a plain errno (ENOTDIR from a file the job writes) is one too.
+	var opErr *net.OpError
+	if errors.As(err, &opErr) {
+		return true
+	}
 	var netErr net.Error
-	return errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
+	var errno syscall.Errno
+	if errors.As(err, &netErr) && netErr.Timeout() && !errors.As(err, &errno) {
+		return true
+	}
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF)
 }

@@ -3,7 +3,10 @@ package ledger_test
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,7 +120,6 @@ func TestOpenErrorHidesMisreadPasswords(t *testing.T) {
 					t.Errorf("the error shows %q of the password %q:\n%s", piece, tt.password, msg)
 				}
 			}
-			t.Logf("%s", msg)
 		})
 	}
 }
@@ -140,6 +142,18 @@ func TestInterpretError(t *testing.T) {
 		var pgErr *pgconn.PgError
 		if !errors.As(err, &pgErr) || pgErr.Code != "23505" {
 			t.Errorf("duplicate insert error = %v, want the *pgconn.PgError 23505 still in the chain", err)
+		}
+	})
+	t.Run("a file's error is not the database's", func(t *testing.T) {
+		// syscall.Errno has Timeout and Temporary: it is a net.Error, but
+		// ENOTDIR from writing a report is no lost connection.
+		err := &fs.PathError{Op: "mkdir", Path: "/tmp/x/reports", Err: syscall.ENOTDIR}
+		if got := ledger.InterpretError(err); errors.Is(got, reconcile.ErrUnavailable) {
+			t.Errorf("got %v, want it not ErrUnavailable", got)
+		}
+		lost := &net.OpError{Op: "write", Net: "unix", Err: syscall.EPIPE}
+		if got := ledger.InterpretError(lost); !errors.Is(got, reconcile.ErrUnavailable) {
+			t.Errorf("broken pipe: got %v, want ErrUnavailable", got)
 		}
 	})
 	t.Run("other errors pass through", func(t *testing.T) {

@@ -86,6 +86,7 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		return 0, fmt.Errorf("complete run %s: counts: %w", run.ID, err)
 	}
 
+	var reportsErr error // not the database's: said as it is
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1 || '/' || $2))`,
 			run.Channel, run.Day.String()); err != nil {
@@ -113,9 +114,8 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 			return fmt.Errorf("remember settled rows: %w", err)
 		}
 		if o.Reports != nil {
-			var err error
-			if o.Summary, o.Workbook, err = o.Reports(); err != nil {
-				return err
+			if o.Summary, o.Workbook, reportsErr = o.Reports(); reportsErr != nil {
+				return reportsErr
 			}
 		}
 		tag, err := tx.Exec(ctx, `
@@ -138,6 +138,9 @@ UPDATE runs
 		posted = n
 		return nil
 	})
+	if reportsErr != nil {
+		return 0, fmt.Errorf("complete run %s: %w", run.ID, reportsErr)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("complete run %s: %w", run.ID, interpretError(err))
 	}

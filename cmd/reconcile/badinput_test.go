@@ -149,7 +149,7 @@ func TestUsage(t *testing.T) {
 		{"help", []string{"help"}, ExitOK, "migrate", ""},
 		{"help run", []string{"help", "run"}, ExitOK, "--dry-run", ""},
 		{"run -h", []string{"run", "-h"}, ExitOK, "--channel", ""},
-		{"demo -h", []string{"demo", "-h"}, ExitOK, "--out", ""},
+		{"demo -h", []string{"demo", "-h"}, ExitOK, `output DIR (default "out")`, ""},
 		{"schedule -h", []string{"schedule", "-h"}, ExitOK, "--config", ""},
 		{"migrate -h", []string{"migrate", "-h"}, ExitOK, "--dsn", ""},
 		{"unknown command", []string{"reconcil"}, ExitUsage, "", "unknown command"},
@@ -182,6 +182,9 @@ func TestUsage(t *testing.T) {
 			}
 			if !strings.Contains(c.errb.String(), tt.stderr) {
 				t.Errorf("stderr %q does not contain %q", c.errb, tt.stderr)
+			}
+			if strings.Contains(c.out.String()+c.errb.String(), "panic") {
+				t.Errorf("the usage shows a panic:\n%s%s", c.out, c.errb)
 			}
 			if tt.code == ExitUsage && !strings.Contains(c.errb.String(), "Try 'reconcile ") {
 				t.Errorf("stderr %q does not say what to try", c.errb)

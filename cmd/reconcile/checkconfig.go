@@ -346,12 +346,9 @@ func (ck *configCheck) database(ctx context.Context, cfg Config, dsn string, get
 // without the DSN: pgx's messages quote parts of it.
 func dbTrouble(ctx context.Context, err error) string {
 	var pgErr *pgconn.PgError
-	var parseErr *pgconn.ParseConfigError
 	switch {
 	case errors.Is(ctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded):
 		return fmt.Sprintf("no answer within %s", dbCheckTimeout)
-	case errors.As(err, &parseErr):
-		return "not a PostgreSQL connection string (a URL such as postgres://user@host/db, or host=… dbname=…)"
 	case errors.As(err, &pgErr):
 		return fmt.Sprintf("%s (SQLSTATE %s)", pgErr.Message, pgErr.Code)
 	}

@@ -394,7 +394,10 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	defer aside.close()
 	var rep *rendered
 	waitReports := func() ([]byte, []byte, error) {
-		r := aside.wait()
+		r, err := aside.wait(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
 		if r.err != nil {
 			return nil, nil, fmt.Errorf("write reports: %w", r.err)
 		}
@@ -423,8 +426,9 @@ func (j *Job) evaluate(ctx, workCtx context.Context, run *reconcile.Run, spec Ru
 	}
 	stage("commit")
 	res.Stages = stages
+	made, _ := aside.wait(ctx) // made: the commit took them
 	spec.log.Info("run committed", "rows", res.ChannelRows, "findings", len(res.Findings), "needs_review", res.NeedsReview(),
-		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages), "reports_heap_bytes", aside.wait().heap)
+		"journals", len(res.Journals), "journals_new", posted, stageAttrs(stages), "reports_heap_bytes", made.heap)
 	committed()
 	ctx = outer
 
@@ -501,17 +505,37 @@ func (j *Job) replay(ctx context.Context, prev ledger.StoredRun, spec RunSpec) (
 // another process, records the outcome on the run, and reports whether
 // it sent it.
 func (j *Job) alert(ctx context.Context, runID string, msg reports.Message, attachment string) (bool, error) {
-	claimed, from, err := j.DB.ClaimAlert(ctx, runID, alertHold)
+	return j.sendOnce(ctx, alertRecord{
+		claim: func(ctx context.Context) (bool, reconcile.Delivery, error) {
+			return j.DB.ClaimAlert(ctx, runID, alertHold)
+		},
+		progress: func(ctx context.Context, d reconcile.Delivery) error { return j.DB.AlertProgress(ctx, runID, d) },
+		done:     func(ctx context.Context, sendErr error) error { return j.DB.AlertDone(ctx, runID, sendErr) },
+	}, msg, attachment)
+}
+
+// alertRecord is where an alert is claimed, its delivery recorded as it
+// goes, and its outcome kept: a run's (runs) or a report's over shard runs
+// (shard_reports).
+type alertRecord struct {
+	claim    func(ctx context.Context) (bool, reconcile.Delivery, error)
+	progress func(ctx context.Context, d reconcile.Delivery) error
+	done     func(ctx context.Context, sendErr error) error
+}
+
+// sendOnce sends an alert under its claim, resuming from how far an
+// earlier attempt got, and records the outcome; it reports whether it
+// sent it (false: another process has or had the claim).
+func (j *Job) sendOnce(ctx context.Context, rec alertRecord, msg reports.Message, attachment string) (bool, error) {
+	claimed, from, err := rec.claim(ctx)
 	if err != nil || !claimed {
 		return false, err
 	}
-	sendErr := j.Notifier.Notify(ctx, msg, attachment, recorded(ctx, from, func(ctx context.Context, d reconcile.Delivery) error {
-		return j.DB.AlertProgress(ctx, runID, d)
-	}))
+	sendErr := j.Notifier.Notify(ctx, msg, attachment, recorded(ctx, from, rec.progress))
 	// Recorded even when ctx is cancelled: the claim must not sit there.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := j.DB.AlertDone(rctx, runID, sendErr); err != nil && sendErr == nil {
+	if err := rec.done(rctx, sendErr); err != nil && sendErr == nil {
 		return false, err
 	}
 	return sendErr == nil, sendErr
@@ -594,22 +618,36 @@ func renderAside(res *reconcile.Result, name string, opts reports.WorkbookOption
 	return a
 }
 
-// wait returns the reports once they are made; every call after the first
-// returns the same at once.
-func (a *reportsAside) wait() madeReports {
+// wait returns the reports once they are made, or ctx's error if it ends
+// first (a signal: the run must stop now, not when a workbook of millions
+// of lines is done); every call after the reports came returns them at
+// once.
+func (a *reportsAside) wait(ctx context.Context) (madeReports, error) {
 	if a.got == nil {
-		m := <-a.done
-		a.got = &m
+		select {
+		case m := <-a.done:
+			a.got = &m
+		case <-ctx.Done():
+			return madeReports{}, context.Cause(ctx)
+		}
 	}
-	return *a.got
+	return *a.got, nil
 }
 
-// close waits for the reports, whatever became of the run, and removes
-// their temporary files.
+// close removes the reports' temporary files, whatever became of the run,
+// without waiting: reports still being made are removed when they are done.
 func (a *reportsAside) close() {
-	if r := a.wait(); r.rep != nil {
-		r.rep.close()
+	if a.got != nil {
+		if a.got.rep != nil {
+			a.got.rep.close()
+		}
+		return
 	}
+	go func() {
+		if r := <-a.done; r.rep != nil {
+			r.rep.close()
+		}
+	}()
 }
 
 // rendered is a run's reports, made before its commit.

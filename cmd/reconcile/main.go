@@ -33,6 +33,12 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The first signal asks the job to stop and record why; a second one
+	// stops the process at once, as it would without the job's handling.
+	go func() {
+		<-ctx.Done()
+		stop()
+	}()
 	app := &App{Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Now: time.Now}
 	os.Exit(app.Main(ctx, os.Args[1:]))
 }
@@ -187,6 +193,7 @@ func (a *App) newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
+		onceUnwrapped(fs)
 		fmt.Fprintf(a.Stdout, "Usage: %s\n\nFlags:\n", synopsis)
 		fs.SetOutput(a.Stdout)
 		fs.PrintDefaults()
@@ -233,6 +240,26 @@ func onceEach(fs *flag.FlagSet) {
 type onceValue struct {
 	flag.Value
 	set bool
+}
+
+// String is the value's. (The flag package also calls it on a zero
+// onceValue, which has none; the usage is printed with the values
+// unwrapped, see onceUnwrapped.)
+func (v *onceValue) String() string {
+	if v == nil || v.Value == nil {
+		return ""
+	}
+	return v.Value.String()
+}
+
+// onceUnwrapped puts back the values onceEach wrapped, so that the flag
+// package prints each flag's default as it would have.
+func onceUnwrapped(fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		if v, ok := f.Value.(*onceValue); ok {
+			f.Value = v.Value
+		}
+	})
 }
 
 func (v *onceValue) Set(s string) error {

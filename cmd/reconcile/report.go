@@ -114,20 +114,18 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	fmt.Fprintf(a.Stdout, "%s %s: %d shard runs, %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
 		*channel, day, len(runIDs), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), *out)
 
-	claimed, from, err := db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
-	if err != nil || !claimed {
-		return err
+	sent, err := job.sendOnce(ctx, alertRecord{
+		claim: func(ctx context.Context) (bool, reconcile.Delivery, error) {
+			return db.ClaimReport(ctx, id, *channel, day, runIDs, alertHold)
+		},
+		progress: func(ctx context.Context, d reconcile.Delivery) error { return db.ReportAlertProgress(ctx, id, d) },
+		done:     func(ctx context.Context, sendErr error) error { return db.ReportAlertDone(ctx, id, sendErr) },
+	}, reports.RunMessage(res, job.Top), filepath.Join(*out, name))
+	if err != nil {
+		return fmt.Errorf("report %s: the alert was not sent (make the report again to retry): %w", id, err)
 	}
-	sendErr := job.Notifier.Notify(ctx, reports.RunMessage(res, job.Top), filepath.Join(*out, name),
-		recorded(ctx, from, func(ctx context.Context, d reconcile.Delivery) error { return db.ReportAlertProgress(ctx, id, d) }))
-	if err := db.ReportAlertDone(ctx, id, sendErr); err != nil && sendErr == nil {
-		return err
-	}
-	if sendErr == nil {
+	if sent {
 		log.Info("report alert sent")
-	}
-	if sendErr != nil {
-		return fmt.Errorf("report %s: the alert was not sent (make the report again to retry): %w", id, sendErr)
 	}
 	return nil
 }

@@ -44,6 +44,9 @@ type group struct {
 	rows    []reconcile.Transaction
 	earlier []reconcile.Transaction
 	local   *reconcile.LocalRecord
+	// reversed are the findings of rows of this key that an earlier run of
+	// the same date reversed, by Finding.RowKey.
+	reversed map[string]reconcile.Finding
 }
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
@@ -359,12 +362,15 @@ func (m *Matcher) Result() Result {
 			res.Findings = append(res.Findings, f)
 		}
 	}
+	reversed := m.reversedByGroup()
 	for gi := range m.groups {
-		if m.plainMatch(int32(gi)) {
+		if reversed[int32(gi)] == nil && m.plainMatch(int32(gi)) {
 			res.Counts[reconcile.Matched]++
 			continue
 		}
-		classify(m.materialize(int32(gi)), add)
+		g := m.materialize(int32(gi))
+		g.reversed = reversed[int32(gi)]
+		classify(g, add)
 	}
 	for i, rec := range m.unseen {
 		switch {
@@ -394,6 +400,23 @@ func (m *Matcher) Result() Result {
 	}
 	reconcile.SortFindings(res.Findings)
 	return res
+}
+
+// reversedByGroup files the findings an earlier run of this date reversed
+// under the groups of their keys.
+func (m *Matcher) reversedByGroup() map[int32]map[string]reconcile.Finding {
+	out := map[int32]map[string]reconcile.Finding{}
+	for _, f := range m.reversed {
+		gi := m.lookup(codeOfKind(f.Kind), f.Key())
+		if gi < 0 {
+			continue
+		}
+		if out[gi] == nil {
+			out[gi] = map[string]reconcile.Finding{}
+		}
+		out[gi][f.RowKey()] = f
+	}
+	return out
 }
 
 // carries reports whether this file has the row a finding is about: a
@@ -436,6 +459,14 @@ func sortRows(rows []reconcile.Transaction) {
 func classify(g *group, add func(reconcile.Finding)) {
 	sortRows(g.rows)
 	fps := rowFingerprints(g.rows)
+	if len(g.reversed) > 0 {
+		reversedLast(g, fps)
+		if f, ok := g.reversed[rowKey(g.rows[0], fps[0])]; ok {
+			// Every row of the key, or the only one, was reversed as a
+			// duplicate: the reversal stands on the original.
+			add(reversedOriginal(f))
+		}
+	}
 	original := compare(g.rows[0], g.local)
 	original.RowFingerprint = fps[0]
 	if len(g.earlier) == 0 {
@@ -444,17 +475,26 @@ func classify(g *group, add func(reconcile.Finding)) {
 		return
 	}
 	sortRows(g.earlier)
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	for _, r := range g.earlier {
-		seen[rowToken(r)] = true
+		seen[rowToken(r)]++
 	}
 	var fresh []reconcile.Transaction
 	var freshFPs []string
 	for i, r := range g.rows {
-		if !seen[rowToken(r)] {
-			fresh = append(fresh, r)
-			freshFPs = append(freshFPs, fps[i])
+		tok := rowToken(r)
+		if seen[tok] > 0 {
+			// The same channel id again is the same row, however often.
+			// A row without one is known only by what it says, so it is
+			// as many earlier rows as said the same: a second identical
+			// row tonight is money that moved again.
+			if r.ChannelTxnID == "" {
+				seen[tok]--
+			}
+			continue
 		}
+		fresh = append(fresh, r)
+		freshFPs = append(freshFPs, fps[i])
 	}
 	if len(fresh) == 0 {
 		// Only rows settled before, delivered again: compare as usual.
@@ -468,6 +508,38 @@ func classify(g *group, add func(reconcile.Finding)) {
 		orig.ChannelTxnID = "" // known only by its hash: the note names its night
 	}
 	duplicates(orig, fresh, freshFPs, group, g.local, note, add)
+}
+
+// reversedLast puts the rows an earlier run of this date reversed after
+// the others, keeping each side in its order (fps moves with rows). A
+// corrected file may date the rows anew; the original is then the first
+// row not reversed, so the row reversed before stays the duplicate, under
+// the journal it has, and no second row of the key is reversed.
+func reversedLast(g *group, fps []string) {
+	type pair struct {
+		row reconcile.Transaction
+		fp  string
+	}
+	var kept, moved []pair
+	for i, r := range g.rows {
+		p := pair{r, fps[i]}
+		if _, ok := g.reversed[rowKey(r, fps[i])]; ok {
+			moved = append(moved, p)
+		} else {
+			kept = append(kept, p)
+		}
+	}
+	for i, p := range append(kept, moved...) {
+		g.rows[i], fps[i] = p.row, p.fp
+	}
+}
+
+// rowKey is Finding.RowKey of a row whose fingerprint is fp.
+func rowKey(r reconcile.Transaction, fp string) string {
+	if r.ChannelTxnID != "" {
+		return r.ChannelTxnID
+	}
+	return "row:" + fp
 }
 
 // rowFingerprints gives each row without a channel id its
@@ -548,13 +620,16 @@ func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord) []str
 	}
 	var repeated []string
 	for id, n := range ids {
-		if n > 1 || id == "" {
-			repeated = append(repeated, fmt.Sprintf("%q", id))
+		if n > 1 && id != "" {
+			repeated = append(repeated, reconcile.Quote(id))
 		}
 	}
 	if len(repeated) > 0 {
 		sort.Strings(repeated)
 		why = append(why, "channel id "+strings.Join(repeated, ", ")+" appears more than once (the same movement reported twice?)")
+	}
+	if ids[""] > 0 {
+		why = append(why, "a row has no channel id, so nothing tells the channel's movements apart")
 	}
 	if !allSuccess {
 		why = append(why, "not every row is a completed movement")
@@ -683,7 +758,26 @@ func vanished(r reconcile.Finding) reconcile.Finding {
 	f.Category = reconcile.DuplicateVanished
 	f.AutoReverse = false
 	f.Hint = fmt.Sprintf("An earlier run of this date reversed duplicate %s, but the corrected file no longer has it. The reversal journal stands: decide whether to undo it.",
-		r.ChannelTxnID)
+		rowName(r))
+	return f
+}
+
+// rowName names the row of a finding in a hint: its channel id, or where
+// it stood when it has none.
+func rowName(f reconcile.Finding) string {
+	if f.ChannelTxnID != "" {
+		return f.ChannelTxnID
+	}
+	return fmt.Sprintf("the row without a channel id of %s (line %d)", money(f.ChannelAmount, f.Currency), f.Line)
+}
+
+// reversedOriginal is the finding of a duplicate an earlier run of this
+// date reversed that a corrected file makes the original: the only row of
+// its key, or the first with every other reversed too.
+func reversedOriginal(r reconcile.Finding) reconcile.Finding {
+	f := vanished(r)
+	f.Hint = fmt.Sprintf("An earlier run of this date reversed %s as a duplicate, but in the corrected file it is the first settlement of its key: the reversal stands on a row that is no duplicate now. Decide whether to undo it.",
+		rowName(r))
 	return f
 }
 

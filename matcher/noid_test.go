@@ -83,10 +83,14 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 	}{
 		{"paid out again", refund("O5", "R3", "", 5990, "09:00"), []brief{{reconcile.DuplicateRefund, "R3", false}}},
 		{"the same row again", yesterday, nil},
+		{"the same row again, twice", yesterday, []brief{{reconcile.DuplicateRefund, "R3", false}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := matcher.New(day, matcher.Options{})
 			m.AddRow(tt.row)
+			if strings.HasSuffix(tt.name, "twice") {
+				m.AddRow(tt.row)
+			}
 			m.AddLocal(local)
 			if err := m.AddMemory(prev.Start(), blob); err != nil {
 				t.Fatal(err)

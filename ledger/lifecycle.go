@@ -173,19 +173,19 @@ func claimAlert(ctx context.Context, q *pgxpool.Pool, table, id string, hold tim
 	if table == "runs" {
 		attempts = ", alert_attempts = alert_attempts + 1"
 	}
-	var raw []byte
+	var raw string
 	err := q.QueryRow(ctx, `
 UPDATE `+table+` SET alert_claimed_until = now() + $2::interval`+attempts+`
  WHERE id = $1 AND alert_sent_at IS NULL
    AND (alert_claimed_until IS NULL OR alert_claimed_until < now())
-RETURNING coalesce(alert_delivery::text, '{}')::bytea`, id, hold.String()).Scan(&raw)
+RETURNING coalesce(alert_delivery::text, '{}')`, id, hold.String()).Scan(&raw)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return false, d, nil
 	}
 	if err != nil {
 		return false, d, fmt.Errorf("claim alert %s: %w", id, interpretError(err))
 	}
-	if err := json.Unmarshal(raw, &d); err != nil {
+	if err := json.Unmarshal([]byte(raw), &d); err != nil {
 		return false, d, fmt.Errorf("claim alert %s: its delivery record: %w", id, err)
 	}
 	return true, d, nil

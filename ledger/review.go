@@ -90,16 +90,25 @@ RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, ''),
 			return fmt.Errorf("journal %s reverses %s %s, the finding is %s %s",
 				reversal.IdempotencyKey, reversal.Channel, reversal.Row, channel, txnID+fingerprint)
 		}
-		n, err := postJournals(ctx, tx, runID, []reconcile.Journal{*reversal})
-		if err != nil {
-			return fmt.Errorf("post journal %s: %w", reversal.IdempotencyKey, err)
+		// Rows without a channel id were all reversed under one key once.
+		key, n := "", 0
+		if txnID == "" {
+			key, err = sharedKeyOf(ctx, tx, d.Ref, channel)
+			if err != nil {
+				return err
+			}
 		}
-		if _, err := tx.Exec(ctx, `UPDATE findings SET journal_key = $2 WHERE ref = $1`,
-			d.Ref, reversal.IdempotencyKey); err != nil {
+		if key == "" {
+			key = reversal.IdempotencyKey
+			if n, err = postJournals(ctx, tx, runID, []reconcile.Journal{*reversal}); err != nil {
+				return fmt.Errorf("post journal %s: %w", key, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, `UPDATE findings SET journal_key = $2 WHERE ref = $1`, d.Ref, key); err != nil {
 			return err
 		}
 		res.Posted = n == 1
-		res.Detail = "journal " + reversal.IdempotencyKey
+		res.Detail = "journal " + key
 		if !res.Posted {
 			// Another path reversed the same channel row first; one row
 			// gets one journal, and this finding points at it too.
@@ -111,6 +120,31 @@ RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, ''),
 		return DecisionResult{Ref: d.Ref}, fmt.Errorf("decide %s: %w", d.Ref, interpretError(err))
 	}
 	return res, nil
+}
+
+// sharedKeyOf returns the journal that reversed the row of finding ref, a
+// row without a channel id, when that was done before rows had
+// fingerprints: every such row of a channel was then reversed under the
+// one key reversal/<channel>/. A finding of an earlier run about the same
+// row (the same kind, numbers, amount, currency and time) that points at
+// that key means the row is reversed already; "" when there is none.
+func sharedKeyOf(ctx context.Context, tx pgx.Tx, ref, channel string) (string, error) {
+	var key string
+	err := tx.QueryRow(ctx, `
+SELECT o.journal_key
+  FROM findings f
+  JOIN findings o ON o.channel = f.channel AND o.kind = f.kind AND o.ref <> f.ref
+                 AND coalesce(o.channel_txn_id, '') = '' AND o.row_fingerprint IS NULL
+                 AND o.journal_key = 'reversal/' || f.channel || '/'
+                 AND o.order_no IS NOT DISTINCT FROM f.order_no AND o.refund_no IS NOT DISTINCT FROM f.refund_no
+                 AND o.channel_amount = f.channel_amount AND o.currency = f.currency
+                 AND o.occurred_at = f.occurred_at
+ WHERE f.ref = $1 AND f.channel = $2
+ LIMIT 1`, ref, channel).Scan(&key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	return key, err
 }
 
 // checkDecision refuses what the database would refuse, or what would

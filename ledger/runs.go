@@ -323,7 +323,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 func (db *DB) FailRun(ctx context.Context, runID string, finishedAt time.Time, msg string) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `
-UPDATE runs SET status = 'FAILED', finished_at = coalesce($2, now()), error = $3
+UPDATE runs SET status = 'FAILED', finished_at = coalesce($2, now()), error = $3, lease_until = NULL
  WHERE id = $1 AND status = 'RUNNING'`, runID, nullTime(finishedAt), msg)
 		if err != nil {
 			return err

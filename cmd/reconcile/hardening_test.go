@@ -57,8 +57,8 @@ func TestUnwritableReportsEndTheRun(t *testing.T) {
 	if err := db.Pool().QueryRow(ctx, `SELECT status, lease_until FROM runs`).Scan(&status, &lease); err != nil {
 		t.Fatal(err)
 	}
-	if status != "FAILED" {
-		t.Errorf("run status: got %s, want FAILED", status)
+	if status != "FAILED" || lease != nil {
+		t.Errorf("run: got %s, lease until %v; want FAILED, holding no lease", status, lease)
 	}
 	if readSummary(t, out).Status != "FAILED" {
 		t.Errorf("summary.json: status %q, want FAILED", readSummary(t, out).Status)
@@ -436,5 +436,79 @@ func rewriteZipEntry(t *testing.T, path, name string, edit func([]byte) []byte) 
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReportsAsideLetsASignalThrough: a run told to stop while its reports
+// are still being made stops at once; the reports' temporary files are
+// removed when they are done. It used to wait for the workbook first,
+// holding the run's lock.
+func TestReportsAsideLetsASignalThrough(t *testing.T) {
+	a := &reportsAside{done: make(chan madeReports, 1)}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := a.wait(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("wait: got %v, want the context's error", err)
+	}
+	returned := make(chan struct{})
+	go func() { a.close(); close(returned) }()
+	select {
+	case <-returned:
+	case <-time.After(5 * time.Second):
+		t.Fatal("close waited for reports still being made")
+	}
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, "reconcile-reports-1")
+	if err := os.Mkdir(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a.done <- madeReports{rep: &rendered{dir: tmp}} // the reports, done late
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		if _, err := os.Stat(tmp); errors.Is(err, os.ErrNotExist) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the late reports' temporary directory was not removed")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRowReversedUnderTheOldSharedKey: before rows had fingerprints, the
+// approved duplicate without a channel id of a channel was reversed under
+// reversal/<channel>/. A later run of that date finds the same row again;
+// approving it posts nothing more: the row is reversed already.
+func TestRowReversedUnderTheOldSharedKey(t *testing.T) {
+	db, dsn := dbWith(t, `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, paid_at) VALUES
+  ('O1', 100, 'USD', 'PAID', 'shop', '2026-11-28T10:00:00Z');`)
+	c := newCLI(nil)
+	body := "payment,O1,,,1.00,USD,2026-11-28T10:00:00Z\npayment,O1,,,1.00,USD,2026-11-28T10:05:00Z\n"
+	shopDay(t, c, dsn, "2026-11-28", body)
+	// The approval as it was recorded then.
+	if err := db.Exec(context.Background(), `
+INSERT INTO journals (idempotency_key, kind, channel, order_no, channel_txn_id, currency, amount)
+     VALUES ('reversal/shop/', 'reversal', 'shop', 'O1', '', 'USD', 100);
+INSERT INTO journal_lines (journal_id, line_no, account, amount, currency)
+     SELECT id, n, a, v, 'USD' FROM journals, (VALUES (1, 'channel:shop:clearing', -100), (2, 'customers:payments', 100)) AS l(n, a, v);
+UPDATE findings SET state = 'APPROVED', decided_by = 'alice', decided_at = now(), journal_key = 'reversal/shop/',
+       row_fingerprint = NULL
+ WHERE category = 'duplicate_payment';`); err != nil {
+		t.Fatal(err)
+	}
+	out := shopDay(t, c, dsn, "2026-11-28", body, "--force")
+	book := filepath.Join(out, "review-shop-2026-11-28.xlsx")
+	header, lines := reviewLines(t, book)
+	dup := lineOf(t, lines, reconcile.DuplicatePayment)
+	if code := c.run(t, "review", "import", writeDecisions(t, book, header, map[int][3]string{dup.row: {"approve", "bob", ""}}),
+		"--dsn", dsn); code != ExitOK {
+		t.Fatalf("import: exit %d\n%s\n%s", code, c.out, c.errb)
+	}
+	if !strings.Contains(c.out.String(), "journal reversal/shop/ (already posted)") {
+		t.Errorf("import: want the row found reversed under the old key:\n%s", c.out)
+	}
+	if keys := journalKeys(t, db); len(keys) != 1 {
+		t.Errorf("journals: %q, want the one posted before", keys)
 	}
 }

@@ -52,8 +52,8 @@ const QuoteRunes = 64
 // workbook, a flag): the value quoted with Go's escapes, cut to
 // QuoteRunes runes with its full length in bytes said after it.
 //
-//	Quote("T1")                     → "T1"
-//	Quote(strings.Repeat("x", 1e7)) → "xxxx…xxx…" (10000000 bytes)
+//	Quote("T1")                         → "T1"
+//	Quote(strings.Repeat("x", 10000000)) → "xxx…x…" (10000000 bytes), 64 x's before the …
 func Quote(s string) string {
 	n := 0
 	for i := range s {

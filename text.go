@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // IsBidiControl reports whether r is one of the invisible characters that
@@ -64,4 +65,49 @@ func CheckChannelName(name string) error {
 		return fmt.Errorf("channel name %s holds %s; a name is letters, digits, '-', '_' and '.', not starting with '.'", Quote(name), Quote(string(r)))
 	}
 	return nil
+}
+
+// TextFault says why s cannot be stored as PostgreSQL text, or "" when it
+// can: text holds valid UTF-8 without NUL. Every field of every settlement
+// file and every value read back from a workbook is held to it, so that
+// such a value is refused where its line and column are known, instead of
+// failing in the database ("invalid byte sequence for encoding UTF8:
+// 0x00") without them.
+func TextFault(s string) string {
+	if len(s) <= 32 {
+		// Past its ASCII start nothing of s can be NUL, nor make it
+		// invalid. A longer s (a line) is read faster by the two calls.
+		s = s[textPrefix(s):]
+	}
+	switch {
+	case s == "":
+		return ""
+	case strings.IndexByte(s, 0) >= 0:
+		return "NUL byte (PostgreSQL text cannot hold one)"
+	case !utf8.ValidString(s):
+		return "invalid UTF-8"
+	}
+	return ""
+}
+
+// textPrefix is the length of the start of s that is ASCII without NUL,
+// all of it for the usual field: read eight bytes at a time, a field of a
+// few dozen bytes costs about what utf8.ValidString alone costs, where
+// that and strings.IndexByte cost about twice as much.
+func textPrefix(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		// A NUL borrows into its high bit, a byte of 0x80 or more has it.
+		if (w-0x0101010101010101|w)&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c == 0 || c >= utf8.RuneSelf {
+			break
+		}
+	}
+	return i
 }

@@ -145,7 +145,7 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 			decodeErr = opts.errorf(line, "", "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
 			return "", false
 		}
-		if why := textFault(text); why != "" && comment {
+		if why := reconcile.TextFault(text); why != "" && comment {
 			decodeErr = opts.errorf(line, "", "%s", why)
 			return "", false
 		}

@@ -50,7 +50,7 @@ func zipEntry(r io.ReaderAt, size int64, file string) (io.ReadCloser, string, er
 			file, len(pick), listNames(names))
 	}
 	name := entryName(pick[0])
-	if why := textFault(name); why != "" || strings.ContainsFunc(name, unicode.IsControl) {
+	if why := reconcile.TextFault(name); why != "" || strings.ContainsFunc(name, unicode.IsControl) {
 		if why == "" {
 			why = "a control character"
 		}

@@ -165,7 +165,7 @@ type csvRecords struct {
 }
 
 // read returns the next record, the line it starts on and whether its
-// fields are known to be text textFault takes; io.EOF at the end.
+// fields are known to be text reconcile.TextFault takes; io.EOF at the end.
 func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 	for r.cr == nil {
 		b, err := r.br.ReadSlice('\n')
@@ -186,7 +186,7 @@ func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 		}
 		// The usual line is printable ASCII; any other is looked at for
 		// a CR, which ends no line for encoding/csv, and for text
-		// textFault refuses.
+		// reconcile.TextFault refuses.
 		text = printableASCII(b)
 		if !text {
 			if i := bytes.IndexByte(b, '\r'); i >= 0 {

@@ -528,7 +528,7 @@ func (f *mappedFile) readError(rec []string, err error) error {
 // The x/text decoders turn bytes that are not in their character set into
 // U+FFFD without an error, so the replacement character is the only trace.
 func (f *mappedFile) damaged(s string) string {
-	if why := textFault(s); why != "" {
+	if why := reconcile.TextFault(s); why != "" {
 		return why
 	}
 	switch {

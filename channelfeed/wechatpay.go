@@ -400,9 +400,9 @@ func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
 		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
 	}
 	// The fields are the line cut at ASCII separators and trimmed of
-	// whole runes, so they are text textFault takes exactly when the line
+	// whole runes, so they are text reconcile.TextFault takes exactly when the line
 	// is: one pass over the line, field by field only to name the bad one.
-	if textFault(s) != "" {
+	if reconcile.TextFault(s) != "" {
 		if err := opts.checkRow(line, f, b.names); err != nil {
 			return reconcile.Transaction{}, err
 		}

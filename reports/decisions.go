@@ -151,7 +151,8 @@ func (r *decisionReader) readLine(sheet string, row int, cells []workbookCell, c
 		}
 		return workbookCell{}
 	}
-	if cell(colDecision).typ == cellBlank {
+	// A Decision cell emptied by a person may keep an empty string.
+	if c := cell(colDecision); c.typ == cellBlank || c.typ == cellText && strings.TrimSpace(c.value) == "" {
 		return
 	}
 	ok := true
@@ -165,11 +166,15 @@ func (r *decisionReader) readLine(sheet string, row int, cells []workbookCell, c
 	value := func(col string, numbers bool, want string) (v string, plain bool) {
 		c := cell(col)
 		switch {
-		case c.typ == cellBlank, c.typ == cellText, c.typ == cellNumber && numbers:
-			return c.value, true
+		case c.typ != cellBlank && c.typ != cellText && (c.typ != cellNumber || !numbers):
+			bad(col, "holds %s; want %s", c.holds(), want)
+			return "", false
+		case reconcile.TextFault(c.value) != "":
+			// _x0000_ reads as a NUL, which the database refuses.
+			bad(col, "%s", reconcile.TextFault(c.value))
+			return "", false
 		}
-		bad(col, "holds %s; want %s", c.holds(), want)
-		return "", false
+		return c.value, true
 	}
 	word, decided := value(colDecision, false, "approve, reject or investigate, typed or picked from the list")
 	ref, found := value(colFinding, false, "the finding's reference as the job wrote it")

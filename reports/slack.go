@@ -116,7 +116,8 @@ func RunMessage(res *reconcile.Result, top int) Message {
 	for _, cur := range sortedCurrencies(risk) {
 		amount := alertValue(cur) + " " + reconcile.FormatAmount(risk[cur], cur)
 		money = append(money, "• "+amount)
-		moneyText = append(moneyText, amount)
+		// A local record's currency is whatever its table holds.
+		moneyText = append(moneyText, letters(cur)+" "+reconcile.FormatAmount(risk[cur], cur))
 	}
 	if len(money) == 0 {
 		money = append(money, "• none")
@@ -126,7 +127,8 @@ func RunMessage(res *reconcile.Result, top int) Message {
 		slack.NewHeaderBlock(plain(head)),
 		slack.NewSectionBlock(nil, fields, nil),
 		slack.NewSectionBlock(mrkdwn("*Counts*\n"+strings.Join(counts, "\n")), nil, nil),
-		slack.NewSectionBlock(mrkdwn("*Money at risk*\n"+strings.Join(money, "\n")), nil, nil),
+		// A local record's currency is whatever its table holds: plain text.
+		slack.NewSectionBlock(literal("Money at risk\n"+strings.Join(money, "\n")), nil, nil),
 	}
 
 	review := topForReview(res.Findings)
@@ -281,10 +283,23 @@ func FailureMessage(run reconcile.Run, err error) Message {
 		slack.NewSectionBlock(nil, fields, nil),
 		slack.NewContextBlock("", mrkdwn(retry)),
 	}
+	// The fallback is mrkdwn where the way it goes cannot turn that off (a
+	// webhook): the reason, which may quote a file, stays in the blocks.
 	return Message{
-		Text:   escapeSlack(head) + ": " + escapeSlack(clip(reason, 300)),
+		Text:   escapeSlack(head) + "; the message says why",
 		Blocks: blocks,
 	}
+}
+
+// letters keeps the letters of a currency code, for a text that Slack may
+// read as mrkdwn.
+func letters(code string) string {
+	return strings.Map(func(r rune) rune {
+		if 'A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' {
+			return r
+		}
+		return -1
+	}, code)
 }
 
 // topForReview returns the findings that need review, the largest amount

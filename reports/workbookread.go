@@ -506,8 +506,10 @@ func (w *workbookReader) readCell(d *xml.Decoder, start xml.StartElement, row, p
 		c.value = *x.v
 	}
 	switch {
-	case x.formula || t == "str": // "str" is a formula's text result
+	case x.formula:
 		c.typ = cellFormula
+	case t == "str" && x.v != nil: // a formula's text result, or plain text as some tools write it
+		c.typ = cellText
 	case t == "inlineStr":
 		if x.is != nil {
 			c.typ, c.value = cellText, *x.is

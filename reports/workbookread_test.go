@@ -217,10 +217,21 @@ func TestReadDecisionsCellTypes(t *testing.T) {
 			says:  "formula",
 		},
 		{
-			name:  "formula string without <f>",
+			// Some tools (SheetJS without a table of shared strings) write
+			// every string so: text, since no formula is there.
+			name:  "string without <f>",
 			cells: map[string]string{"N3": `<c r="N3" t="str"><v>approve</v></c>`},
-			bad:   []where{{3, "Decision"}},
-			says:  "formula",
+			want:  []reports.Decision{{Sheet: "Review", Row: 3, Ref: "run-1-0002", Decision: "approve"}},
+		},
+		{
+			name:  "a decision emptied",
+			cells: map[string]string{"N3": inline("N3", " ")},
+		},
+		{
+			name:  "a NUL in a note",
+			cells: map[string]string{"N3": inline("N3", "approve"), "P3": inline("P3", "ok_x0000_")},
+			bad:   []where{{3, "Note"}},
+			says:  "NUL",
 		},
 		{
 			name:  "shared string with a formula",

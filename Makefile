@@ -43,7 +43,7 @@ FUZZERS = FuzzCSV FuzzWeChatPay FuzzAlipay FuzzStripe FuzzAdyen FuzzMapped
 
 fuzz: ## run each parser's fuzz test for $(FUZZTIME)
 	@for f in $(FUZZERS); do \
-		$(GO) test ./channelfeed -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) || exit 1; \
+		$(GO) test ./channelfeed -run='^$$' -fuzz="^$$f\$$" -fuzztime=$(FUZZTIME) -fuzzminimizetime=5s || exit 1; \
 	done
 
 deps: ## PostgreSQL server binaries (apt) and Go modules, when missing

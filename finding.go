@@ -95,18 +95,21 @@ func (f Finding) Key() string {
 }
 
 // RowKey identifies the channel row the finding is about: its channel id,
-// or, when the file gave it none, "row:" and its fingerprint. A finding
-// written before fingerprints were kept gets the fingerprint of what it
-// recorded of the row.
+// or, when the file gave it none, "row:" and its Fingerprint.
 func (f Finding) RowKey() string {
 	if f.ChannelTxnID != "" {
 		return f.ChannelTxnID
 	}
-	fp := f.RowFingerprint
-	if fp == "" {
-		fp = fingerprint(f.Kind, f.OrderNo, f.RefundNo, f.ChannelAmount, f.Currency, f.OccurredAt)
+	return "row:" + f.Fingerprint()
+}
+
+// Fingerprint is RowFingerprint, or, for a finding written before
+// fingerprints were kept, the fingerprint of what it recorded of the row.
+func (f Finding) Fingerprint() string {
+	if f.RowFingerprint != "" {
+		return f.RowFingerprint
 	}
-	return "row:" + fp
+	return fingerprint(f.Kind, f.OrderNo, f.RefundNo, f.ChannelAmount, f.Currency, f.OccurredAt)
 }
 
 // NeedsReview reports whether a person must look at the finding.

@@ -6,7 +6,6 @@ package compensate
 import (
 	"fmt"
 	"strconv"
-	"strings"
 
 	"reconcile"
 )
@@ -21,7 +20,7 @@ func IdempotencyKey(channel string, f reconcile.Finding) string {
 	if f.ChannelTxnID != "" {
 		return "reversal/" + channel + "/" + f.ChannelTxnID
 	}
-	return "reversal-row/" + channel + "/" + strings.TrimPrefix(f.RowKey(), "row:")
+	return "reversal-row/" + channel + "/" + f.Fingerprint()
 }
 
 // ClearingAccount holds what the channel owes us.

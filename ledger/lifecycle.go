@@ -152,30 +152,32 @@ func (db *DB) StoredRun(ctx context.Context, id string) (StoredRun, error) {
 // already, or another process holds the claim: no run is ever alerted
 // twice.
 func (db *DB) ClaimAlert(ctx context.Context, runID string, hold time.Duration) (bool, reconcile.Delivery, error) {
-	return claimAlert(ctx, db.pool, "runs", runID, hold)
+	return claimAlert(ctx, db.pool, runAlerts, runID, hold)
 }
 
 // AlertProgress records how far a claimed alert got, as each step is done.
 func (db *DB) AlertProgress(ctx context.Context, runID string, d reconcile.Delivery) error {
-	return alertProgress(ctx, db.pool, "runs", runID, d)
+	return alertProgress(ctx, db.pool, runAlerts, runID, d)
 }
 
-// alertTables are the tables that remember alerts: a run's, and a report's
-// over shard runs. Their alert columns are alike.
-var alertTables = map[string]bool{"runs": true, "shard_reports": true}
+// alertTable is a table that remembers alerts; their alert columns are
+// alike.
+type alertTable string
 
-func claimAlert(ctx context.Context, q *pgxpool.Pool, table, id string, hold time.Duration) (bool, reconcile.Delivery, error) {
+const (
+	runAlerts    alertTable = "runs"          // a run's alert
+	reportAlerts alertTable = "shard_reports" // a report's over shard runs
+)
+
+func claimAlert(ctx context.Context, q *pgxpool.Pool, table alertTable, id string, hold time.Duration) (bool, reconcile.Delivery, error) {
 	var d reconcile.Delivery
-	if !alertTables[table] {
-		return false, d, fmt.Errorf("claim alert %s: no alerts in table %s", id, table)
-	}
 	attempts := ""
-	if table == "runs" {
+	if table == runAlerts {
 		attempts = ", alert_attempts = alert_attempts + 1"
 	}
 	var raw string
 	err := q.QueryRow(ctx, `
-UPDATE `+table+` SET alert_claimed_until = now() + $2::interval`+attempts+`
+UPDATE `+string(table)+` SET alert_claimed_until = now() + $2::interval`+attempts+`
  WHERE id = $1 AND alert_sent_at IS NULL
    AND (alert_claimed_until IS NULL OR alert_claimed_until < now())
 RETURNING coalesce(alert_delivery::text, '{}')`, id, hold.String()).Scan(&raw)
@@ -191,15 +193,12 @@ RETURNING coalesce(alert_delivery::text, '{}')`, id, hold.String()).Scan(&raw)
 	return true, d, nil
 }
 
-func alertProgress(ctx context.Context, q *pgxpool.Pool, table, id string, d reconcile.Delivery) error {
-	if !alertTables[table] {
-		return fmt.Errorf("record alert %s: no alerts in table %s", id, table)
-	}
+func alertProgress(ctx context.Context, q *pgxpool.Pool, table alertTable, id string, d reconcile.Delivery) error {
 	b, err := json.Marshal(d)
 	if err != nil {
 		return fmt.Errorf("record alert %s: %w", id, err)
 	}
-	if _, err := q.Exec(ctx, `UPDATE `+table+` SET alert_delivery = $2::jsonb WHERE id = $1`, id, string(b)); err != nil {
+	if _, err := q.Exec(ctx, `UPDATE `+string(table)+` SET alert_delivery = $2::jsonb WHERE id = $1`, id, string(b)); err != nil {
 		return fmt.Errorf("record alert %s: %w", id, interpretError(err))
 	}
 	return nil

@@ -280,12 +280,12 @@ INSERT INTO shard_reports (id, channel, business_date, run_ids) VALUES ($1, $2, 
 ON CONFLICT (id) DO NOTHING`, id, channel, dateOf(day), runIDs); err != nil {
 		return false, reconcile.Delivery{}, fmt.Errorf("claim report %s: %w", id, interpretError(err))
 	}
-	return claimAlert(ctx, db.pool, "shard_reports", id, hold)
+	return claimAlert(ctx, db.pool, reportAlerts, id, hold)
 }
 
 // ReportAlertProgress records how far a claimed report alert got.
 func (db *DB) ReportAlertProgress(ctx context.Context, id string, d reconcile.Delivery) error {
-	return alertProgress(ctx, db.pool, "shard_reports", id, d)
+	return alertProgress(ctx, db.pool, reportAlerts, id, d)
 }
 
 // ReportAlertDone records how sending a claimed report alert went.

@@ -430,7 +430,7 @@ func (m *Matcher) carries(f reconcile.Finding) bool {
 	if f.ChannelTxnID == "" {
 		g := m.materialize(gi)
 		sortRows(g.rows)
-		return slices.Contains(rowFingerprints(g.rows), strings.TrimPrefix(f.RowKey(), "row:"))
+		return slices.Contains(rowFingerprints(g.rows), f.Fingerprint())
 	}
 	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
 		if string(m.arena.bytes(m.rows[ri].id)) == f.ChannelTxnID {

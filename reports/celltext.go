@@ -34,7 +34,9 @@ func startsLikeFormula(s string) bool {
 // go).
 func cellString(v, whole string) string {
 	s := xstring(reconcile.ShowBidi(v))
-	if utf16Len(s) <= excelize.TotalCellChars {
+	// A character takes at least as many bytes in UTF-8 as units in
+	// UTF-16: a short value is not counted at all.
+	if len(s) <= excelize.TotalCellChars || utf16Len(s) <= excelize.TotalCellChars {
 		return s
 	}
 	note := fmt.Sprintf("… [cut: the value has %d characters", utf16Len(v))

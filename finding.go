@@ -33,18 +33,43 @@ var Categories = []Category{
 	DuplicatePayment, DuplicateRefund, Unrecognized, Pending, DuplicateVanished,
 }
 
-// Finding states. A finding that needs a person is OPEN until a decision
-// comes back from the review workbook; the others move on their own.
+// State is where a finding stands. A finding that needs a person is OPEN
+// until a decision comes back from the review workbook; the others move
+// on their own.
+type State string
+
 const (
-	StateOpen          = "OPEN"
-	StateReversed      = "REVERSED"      // an automatic reversal journal was posted
-	StateApproved      = "APPROVED"      // a person approved; a duplicate is then reversed
-	StateRejected      = "REJECTED"      // a person rejected the finding
-	StateInvestigating = "INVESTIGATING" // a person is looking into it
-	StateResolved      = "RESOLVED"      // a pending record turned up in the next day's file
-	StateEscalated     = "ESCALATED"     // a pending record did not: it became missing_channel
-	StateSuperseded    = "SUPERSEDED"    // a newer run of the same date replaced it
+	StateOpen          State = "OPEN"
+	StateReversed      State = "REVERSED"      // an automatic reversal journal was posted
+	StateApproved      State = "APPROVED"      // a person approved; a duplicate is then reversed
+	StateRejected      State = "REJECTED"      // a person rejected the finding
+	StateInvestigating State = "INVESTIGATING" // a person is looking into it
+	StateResolved      State = "RESOLVED"      // a pending record turned up in the next day's file
+	StateEscalated     State = "ESCALATED"     // a pending record did not: it became missing_channel
+	StateSuperseded    State = "SUPERSEDED"    // a newer run of the same date replaced it
 )
+
+// Decisions are the words of the review workbook's Decision column, in
+// the order its dropdown lists them, with the state each one moves a
+// finding to.
+var Decisions = []struct {
+	Word  string
+	State State
+}{
+	{"approve", StateApproved},
+	{"reject", StateRejected},
+	{"investigate", StateInvestigating},
+}
+
+// DecisionState is the state the Decision word moves a finding to.
+func DecisionState(word string) (State, bool) {
+	for _, d := range Decisions {
+		if d.Word == word {
+			return d.State, true
+		}
+	}
+	return "", false
+}
 
 // Finding is the outcome of comparing one key of one channel and date.
 type Finding struct {

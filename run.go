@@ -3,6 +3,7 @@ package reconcile
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"time"
 )
@@ -64,6 +65,24 @@ type Result struct {
 	StillOpenDays int
 	// Stages is how long each stage of the run took, in order.
 	Stages []Stage
+}
+
+// NewResult is an empty result of run: every category counted at zero.
+func NewResult(run Run) *Result {
+	res := &Result{Run: run, Counts: make(map[Category]int, len(Categories))}
+	for _, c := range Categories {
+		res.Counts[c] = 0
+	}
+	return res
+}
+
+// NumberFindings gives the findings their references in report order:
+// the run's id and a serial number, <run id>-0001, <run id>-0002, …: the
+// Finding column of the workbook, quoted back when a decision is imported.
+func (r *Result) NumberFindings() {
+	for i := range r.Findings {
+		r.Findings[i].Ref = fmt.Sprintf("%s-%04d", r.Run.ID, i+1)
+	}
 }
 
 // Delivery is how far an alert got, recorded as it goes so that an alert

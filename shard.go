@@ -14,8 +14,8 @@ import (
 //
 // A key belongs to shard uint32(first four bytes of MD5(key)) mod Count.
 // MD5 is not used for secrecy here: it is stable, evenly spread, and
-// PostgreSQL computes the same value in SQL (see ShardSQL), so the file's
-// rows and the local records split alike.
+// PostgreSQL computes the same value in SQL (shardSQL in package ledger),
+// so the file's rows and the local records split alike.
 type Shard struct {
 	Index, Count int
 }
@@ -68,14 +68,20 @@ func (s Shard) Has(key string) bool {
 	return ShardOf(key, s.Count) == s.Index
 }
 
-// ShardOf is the shard of a key among n.
+// Owns reports whether the row belongs to the shard: a payment or refund
+// by its key; a row without a key of ours (a fee, an unrecognised row) to
+// the first shard, so that it is counted once.
+func (s Shard) Owns(tx Transaction) bool {
+	if tx.Kind == KindPayment || tx.Kind == KindRefund {
+		return s.Has(tx.Key())
+	}
+	return s.Index == 0
+}
+
+// ShardOf is the shard of a key among n. The ledger's shardSQL computes
+// the same in SQL for one shard's local records: a change to one is a
+// change to both.
 func ShardOf(key string, n int) int {
 	sum := md5.Sum([]byte(key))
 	return int(binary.BigEndian.Uint32(sum[:4]) % uint32(n))
-}
-
-// ShardSQL is ShardOf as a PostgreSQL expression of a text column, for n
-// shards given as a parameter: col and n are spliced in as written.
-func ShardSQL(col, n string) string {
-	return "((('x' || substr(md5(" + col + "), 1, 8))::bit(32)::bigint & 4294967295) % " + n + ")"
 }

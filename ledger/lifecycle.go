@@ -16,7 +16,7 @@ import (
 // settlePending records what this run found of earlier pending findings.
 func settlePending(ctx context.Context, tx pgx.Tx, runID string, resolved, escalated []string) error {
 	for _, s := range []struct {
-		state string
+		state reconcile.State
 		refs  []string
 	}{{reconcile.StateResolved, resolved}, {reconcile.StateEscalated, escalated}} {
 		if len(s.refs) == 0 {

@@ -55,47 +55,6 @@ SELECT ` + refundColumns + `
  WHERE r.refund_no = ANY($2::text[])
    AND NOT coalesce(r.channel = $3 AND r.refunded_at >= $4 AND r.refunded_at < $5, false)`
 
-// LoadLocal streams the local records relevant to reconciling channel on
-// day: the channel's orders paid and refunds refunded on day, and every
-// order and refund whose key is in orderKeys or refundKeys, whatever its
-// date or channel. Each record appears once and carries the status of its
-// idempotency record. fn is called for each row as it arrives; LoadLocal
-// returns how many there were.
-func (db *DB) LoadLocal(ctx context.Context, channel string, day reconcile.BusinessDay,
-	orderKeys, refundKeys []string, fn func(reconcile.LocalRecord) error) (int, error) {
-	var window []reconcile.LocalRecord
-	n, err := db.LoadWindow(ctx, channel, day, reconcile.Shard{}, func(r *reconcile.LocalRow) error {
-		window = append(window, r.Record())
-		return nil
-	})
-	if err != nil {
-		return n, err
-	}
-	var orders, refunds []string
-	for _, r := range window {
-		if r.Kind == reconcile.KindRefund {
-			refunds = append(refunds, r.RefundNo)
-		} else {
-			orders = append(orders, r.OrderNo)
-		}
-	}
-	idem := map[string]string{}
-	if err := db.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
-		idem[string(k)+"/"+key] = status
-		return nil
-	}); err != nil {
-		return n, err
-	}
-	for _, r := range window {
-		r.IdemStatus = idem[string(r.Kind)+"/"+r.Key()]
-		if err := fn(r); err != nil {
-			return n, err
-		}
-	}
-	m, err := db.LoadKeys(ctx, channel, day, orderKeys, refundKeys, func(r *reconcile.LocalRow) error { return fn(r.Record()) })
-	return n + m, err
-}
-
 // IdemStatuses streams the status of the idempotency records of the given
 // order keys (scope payment) and refund keys (scope refund) that have one.
 func (db *DB) IdemStatuses(ctx context.Context, orderKeys, refundKeys []string,
@@ -153,16 +112,17 @@ SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
        coalesce(o.channel_txn_id, ''), o.paid_at, ''
   FROM orders o
  WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3
-   AND ` + reconcile.ShardSQL("o.order_no", "$4::bigint") + ` = $5
+   AND ` + shardSQL("o.order_no", "$4::bigint") + ` = $5
 UNION ALL
 SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
        coalesce(r.channel_refund_id, ''), r.refunded_at, ''
   FROM refunds r
  WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
-   AND ` + reconcile.ShardSQL("r.refund_no", "$4::bigint") + ` = $5`
+   AND ` + shardSQL("r.refund_no", "$4::bigint") + ` = $5`
 
 // LoadKeys streams the records with the given keys that are not in the
-// day's window of the channel: what LoadLocal adds to the window.
+// day's window of the channel: what a run adds to the window (LoadWindow)
+// for the keys of its file the window did not hold.
 func (db *DB) LoadKeys(ctx context.Context, channel string, day reconcile.BusinessDay,
 	orderKeys, refundKeys []string, fn func(*reconcile.LocalRow) error) (int, error) {
 	if len(orderKeys) == 0 && len(refundKeys) == 0 {

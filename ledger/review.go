@@ -14,8 +14,8 @@ import (
 // Decision is a person's word on a finding, as read from a review workbook.
 type Decision struct {
 	Ref      string
-	Version  int    // the version the reviewer saw (the workbook's Version column)
-	State    string // reconcile.StateApproved, StateRejected or StateInvestigating
+	Version  int             // the version the reviewer saw (the workbook's Version column)
+	State    reconcile.State // StateApproved, StateRejected or StateInvestigating
 	Reviewer string
 	Note     string
 	At       time.Time // zero means the database's now()
@@ -178,7 +178,7 @@ func checkDecision(d Decision, reversal *reconcile.Journal) error {
 // whyNotDecided reads the finding a conditional update missed and says why.
 func whyNotDecided(ctx context.Context, tx pgx.Tx, d Decision) (outcome, detail string, err error) {
 	var (
-		state   string
+		state   reconcile.State
 		version int
 		by      *string
 		at      *time.Time
@@ -207,8 +207,8 @@ func whyNotDecided(ctx context.Context, tx pgx.Tx, d Decision) (outcome, detail 
 }
 
 // decidedBy says who decided what and when, in the operator's time zone.
-func decidedBy(state, by string, at *time.Time) string {
-	s := state + " by " + by
+func decidedBy(state reconcile.State, by string, at *time.Time) string {
+	s := string(state) + " by " + by
 	if at != nil {
 		s += " at " + at.Local().Format("2006-01-02 15:04 MST")
 	}
@@ -220,7 +220,7 @@ type ReviewedFinding struct {
 	reconcile.Finding
 	RunID      string
 	Channel    string
-	State      string
+	State      reconcile.State
 	Version    int
 	DecidedBy  string    // empty until a person decides
 	DecidedAt  time.Time // zero until a person decides

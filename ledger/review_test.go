@@ -102,9 +102,10 @@ func reviewDB(t *testing.T) *ledger.DB {
 
 // findingRow is what the findings table says of a finding's review.
 type findingRow struct {
-	State, DecidedBy, Note, JournalKey string
-	Version                            int
-	DecidedAt                          time.Time
+	State                       reconcile.State
+	DecidedBy, Note, JournalKey string
+	Version                     int
+	DecidedAt                   time.Time
 }
 
 func readFindingRow(t *testing.T, db *ledger.DB, ref string) findingRow {
@@ -183,7 +184,7 @@ func TestDecide(t *testing.T) {
 			decide: ledger.Decision{Ref: "r1-auto", State: reconcile.StateRejected, Reviewer: "alice",
 				At: reviewAt1},
 			wantOutcome: ledger.OutcomeNotOpen,
-			wantDetail:  []string{reconcile.StateReversed},
+			wantDetail:  []string{string(reconcile.StateReversed)},
 			wantRow: findingRow{State: reconcile.StateReversed,
 				JournalKey: compensate.IdempotencyKey("wechatpay", reconcile.Finding{ChannelTxnID: "wx-4b"})},
 		},
@@ -275,7 +276,7 @@ func TestDecideApprovedDuplicatePostsOneJournal(t *testing.T) {
 	if got.Outcome != ledger.OutcomeRecorded || !got.Posted || !strings.Contains(got.Detail, wantKey) {
 		t.Errorf("Decide = %+v, want recorded, posted, detail naming %s", got, wantKey)
 	}
-	journals, err := db.Journals(ctx)
+	journals, err := ledgertest.Journals(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +311,7 @@ func TestDecideApprovedDuplicatePostsOneJournal(t *testing.T) {
 	if again.Outcome != ledger.OutcomeUnchanged || again.Posted {
 		t.Errorf("Decide again = %+v, want unchanged, nothing posted", again)
 	}
-	if n, err := db.JournalCount(ctx); err != nil || n != 2 {
+	if n, err := ledgertest.JournalCount(ctx, db); err != nil || n != 2 {
 		t.Errorf("journals after deciding again: %d, %v, want 2", n, err)
 	}
 }
@@ -328,7 +329,7 @@ func TestDecideReversalAlreadyPosted(t *testing.T) {
 	if got.Outcome != ledger.OutcomeRecorded || got.Posted || !strings.Contains(got.Detail, "already posted") {
 		t.Errorf("Decide = %+v, want recorded, not posted, already posted", got)
 	}
-	if n, err := db.JournalCount(ctx); err != nil || n != 2 {
+	if n, err := ledgertest.JournalCount(ctx, db); err != nil || n != 2 {
 		t.Errorf("journals: %d, %v, want 2 (the row reversed once)", n, err)
 	}
 	if row := readFindingRow(t, db, "r1-dup"); row.JournalKey != j.IdempotencyKey {
@@ -362,7 +363,7 @@ func TestDecideRefusesAMisplacedReversal(t *testing.T) {
 			}
 		})
 	}
-	if n, err := db.JournalCount(ctx); err != nil || n != 1 {
+	if n, err := ledgertest.JournalCount(ctx, db); err != nil || n != 1 {
 		t.Errorf("journals: %d, %v, want only the automatic one", n, err)
 	}
 }

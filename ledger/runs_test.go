@@ -155,7 +155,7 @@ func TestCompleteRun(t *testing.T) {
 	})
 
 	t.Run("journals", func(t *testing.T) {
-		got, err := db.Journals(ctx)
+		got, err := ledgertest.Journals(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -171,7 +171,7 @@ func TestCompleteRun(t *testing.T) {
 		if posted != 0 {
 			t.Errorf("re-run posted %d journals, want 0", posted)
 		}
-		if n, err := db.JournalCount(ctx); err != nil || n != 2 {
+		if n, err := ledgertest.JournalCount(ctx, db); err != nil || n != 2 {
 			t.Errorf("JournalCount = %d, %v; want 2", n, err)
 		}
 		// The re-run's findings still point at the journals posted before.
@@ -262,7 +262,7 @@ func TestCompleteRunConcurrently(t *testing.T) {
 	if total != 2 {
 		t.Errorf("concurrent runs posted %v journals, %d in all; want 2 in all", posted, total)
 	}
-	journals, err := db.Journals(ctx)
+	journals, err := ledgertest.Journals(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"reconcile"
+	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 )
 
@@ -17,7 +18,7 @@ func TestShardSQLAgreesWithGo(t *testing.T) {
 		key := fmt.Sprintf("ORD2026112800%04d-%c", i, 'a'+i%26)
 		for _, n := range []int{2, 3, 4, 7} {
 			var got int
-			if err := db.Pool().QueryRow(context.Background(), `SELECT `+reconcile.ShardSQL("$1::text", "$2::bigint"), key, n).Scan(&got); err != nil {
+			if err := db.Pool().QueryRow(context.Background(), `SELECT `+ledger.ShardSQL("$1::text", "$2::bigint"), key, n).Scan(&got); err != nil {
 				t.Fatal(err)
 			}
 			if want := reconcile.ShardOf(key, n); got != want {

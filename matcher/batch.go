@@ -69,7 +69,7 @@ func (m *Matcher) flushRows() {
 func (m *Matcher) link(ri int32, h uint64) {
 	r := &m.rows[ri]
 	key := r.order
-	if r.kind == 1 {
+	if r.kind == refundCode {
 		key = r.refund
 	}
 	gi := m.lookupSpan(r.kind, key, h)
@@ -103,7 +103,7 @@ func (m *Matcher) queueLocal(r *reconcile.LocalRow) {
 	m.batch.text = t
 	kind := codeOfKind(c.Kind)
 	key := c.OrderNo
-	if kind == 1 {
+	if kind == refundCode {
 		key = c.RefundNo
 	}
 	m.batch.locals = append(m.batch.locals, pendingLocal{rec: c, h: m.tab.hash(kind, key)})

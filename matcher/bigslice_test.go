@@ -80,7 +80,7 @@ func TestLargeIndex(t *testing.T) {
 		m.AddLocal(reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
 			Amount: int64(100 + i%7), Currency: "CNY", Status: "PAID", SettledAt: at})
 	}
-	res := m.Result()
+	res := m.Classify()
 	if res.Counts[reconcile.Matched] != n || len(res.Findings) != 0 {
 		t.Fatalf("matched %d with %d findings, want %d and none", res.Counts[reconcile.Matched], len(res.Findings), n)
 	}

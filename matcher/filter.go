@@ -78,7 +78,7 @@ func probes(h []byte) [blockProbes]uint16 {
 	return p
 }
 
-// LayOut cuts a sorted memory blob (Memory, EncodeMemory) into its parts
+// LayOut cuts a sorted memory blob (Memory) into its parts
 // and makes its filter.
 func LayOut(blob []byte) Layout {
 	n := len(blob) / recordSize
@@ -115,7 +115,7 @@ func mayHold(filter []byte, bits int, h []byte) bool {
 // MemoryParts returns, in order, the parts of an earlier night's memory
 // (given its filter) that may hold a key of tonight's file or of a local
 // record missing from it: the only parts AddMemory needs of that night.
-// Call it after AddRow and AddLocal.
+// Call it after AddRow and AddLocalRow.
 func (m *Matcher) MemoryParts(bits int, filter []byte) ([]int, error) {
 	if bits < 0 || bits > maxBits || len(filter) != blockBytes<<bits {
 		return nil, fmt.Errorf("%w: a filter of %d bytes for %d bits", ErrMemory, len(filter), bits)

@@ -35,16 +35,26 @@ func (a *arena) addBytes(b []byte) span {
 func (a *arena) bytes(s span) []byte { return a.b[s.off : s.off+s.n] }
 func (a *arena) str(s span) string   { return string(a.bytes(s)) }
 
-// kinds and statuses are stored as small codes.
-var kindCodes = []reconcile.Kind{reconcile.KindPayment, reconcile.KindRefund}
+// A row's kind is kept as a small code, its index in kindCodes: the one
+// encoding of a kind in the index, the hash table and the memory (which
+// stores it one up, see appendRecord). Statuses are codes too, indexes
+// into statusCodes.
+const (
+	paymentCode uint8 = iota
+	refundCode
+)
+
+var kindCodes = []reconcile.Kind{paymentCode: reconcile.KindPayment, refundCode: reconcile.KindRefund}
 
 func kindOf(code uint8) reconcile.Kind { return kindCodes[code] }
 
+// codeOfKind is the code of a payment or a refund; callers keep other
+// kinds out of the index.
 func codeOfKind(k reconcile.Kind) uint8 {
 	if k == reconcile.KindRefund {
-		return 1
+		return refundCode
 	}
-	return 0
+	return paymentCode
 }
 
 // row is one payment or refund row of the file.

@@ -2,12 +2,22 @@
 // date against the local records, by the rules of the product spec. It is
 // pure: no I/O, no clock, and the same input always gives the same output.
 //
-// Rows are indexed by key in a hash map as they arrive; local records are
-// then streamed past the index one at a time, so memory grows with the
+// A run hands it, in this order: the file's rows (AddRow, then SortKeys
+// when earlier nights will be read); the local records, the day's window
+// and then those of the file's keys the window did not hold (AddLocalRow,
+// LocalKeys); the parts of earlier nights' memory that may hold its keys
+// (MemoryParts, AddMemory); the idempotency status of the keys that do not
+// simply match (IdemKeys, SetIdem); earlier pending findings and reversed
+// duplicates (AddPending, AddReversed). Classify then classifies, and Memory
+// gives the night's own memory, which LayOut cuts into the parts stored for
+// the nights after.
+//
+// Rows are indexed by key in a hash table as they arrive; local records
+// are then streamed past the index one at a time, so memory grows with the
 // settlement file, not with the local tables.
 //
-// Keys have a memory across nights: rows of earlier dates' files with the
-// same keys (AddEarlier) make a row under a new channel id a duplicate of
+// Keys have a memory across nights: rows of earlier nights' files with the
+// same keys (AddMemory) make a row under a new channel id a duplicate of
 // what was settled before, and the same channel id seen again the same
 // row. Records settled just before the day's cut-off are pending rather
 // than missing, and the next day's run settles them (AddPending).
@@ -154,7 +164,7 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 		if withoutLocal && g.local >= 0 {
 			continue
 		}
-		if g.kind == 1 {
+		if g.kind == refundCode {
 			refunds = append(refunds, m.arena.str(g.key))
 		} else {
 			orders = append(orders, m.arena.str(g.key))
@@ -163,15 +173,6 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 	sort.Strings(orders)
 	sort.Strings(refunds)
 	return orders, refunds
-}
-
-// AddEarlier takes a row of an earlier date's file with a key of this
-// file. Call it after the rows of this file; rows of other keys are ignored.
-func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
-	m.flush()
-	if gi := m.lookup(codeOfKind(tx.Kind), tx.Key()); gi >= 0 && (tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund) {
-		m.earlier[gi] = append(m.earlier[gi], tx)
-	}
 }
 
 // AddPending takes a pending finding of an earlier date: if this file
@@ -187,21 +188,15 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 	m.reversed = append(m.reversed, f)
 }
 
-// AddLocal takes one local record. A record whose key has rows is kept for
-// comparison; a settled record of the day without rows is missing from the
-// channel's file, or pending when it settled within the grace window
+// AddLocalRow takes one local record. A record whose key has rows is kept
+// for comparison; a settled record of the day without rows is missing from
+// the channel's file, or pending when it settled within the grace window
 // before the cut-off, unless an earlier night's file carried it (see
 // AddMemory). Other records are not this run's business.
-func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
-	m.queueLocal(&reconcile.LocalRow{
-		Kind: rec.Kind, OrderNo: []byte(rec.OrderNo), RefundNo: []byte(rec.RefundNo),
-		ChannelTxnID: []byte(rec.ChannelTxnID), Currency: []byte(rec.Currency), Status: []byte(rec.Status),
-		IdemStatus: []byte(rec.IdemStatus), Amount: rec.Amount, SettledAt: rec.SettledAt,
-	})
-}
-
-// AddLocalRow is AddLocal for a record that borrows the driver's buffers:
-// a record with rows tonight goes into the index without allocating.
+//
+// The record may borrow the driver's buffers, which are reused once it
+// returns: a record with rows tonight goes into the index without
+// allocating.
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 	m.queueLocal(r)
 }
@@ -217,7 +212,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	}
 	kind := codeOfKind(r.Kind)
 	key := r.OrderNo
-	if kind == 1 {
+	if kind == refundCode {
 		key = r.RefundNo
 	}
 	gi := m.lookupHashedBytes(kind, key, h)
@@ -283,7 +278,7 @@ func (m *Matcher) IdemKeys() (orders, refunds []string) {
 		if g.local < 0 || m.plainMatch(int32(gi)) {
 			continue
 		}
-		if g.kind == 1 {
+		if g.kind == refundCode {
 			refunds = append(refunds, m.arena.str(g.key))
 		} else {
 			orders = append(orders, m.arena.str(g.key))
@@ -332,8 +327,10 @@ func localOutcome(status string) reconcile.TxnStatus {
 	return reconcile.LocalRecord{Status: status}.Outcome()
 }
 
-// Result is what the matcher found.
-type Result struct {
+// Classification is what the matcher found: the counts and findings of a
+// run's result (Result makes it one), and what became of the earlier
+// pending findings.
+type Classification struct {
 	ChannelRows int
 	BatchRows   int // of ChannelRows, bookings of the batch itself: not matched
 	LocalRows   int
@@ -344,10 +341,26 @@ type Result struct {
 	Resolved, Escalated []string
 }
 
-// Result classifies everything added so far.
-func (m *Matcher) Result() Result {
+// Result is the result of run: the classification's counts and findings,
+// the findings numbered by the run (reconcile.Result.NumberFindings). The
+// journals are compensate's to plan.
+func (c Classification) Result(run reconcile.Run) *reconcile.Result {
+	res := &reconcile.Result{
+		Run:         run,
+		ChannelRows: c.ChannelRows,
+		BatchRows:   c.BatchRows,
+		LocalRows:   c.LocalRows,
+		Counts:      c.Counts,
+		Findings:    c.Findings,
+	}
+	res.NumberFindings()
+	return res
+}
+
+// Classify classifies everything added so far.
+func (m *Matcher) Classify() Classification {
 	m.flush()
-	res := Result{
+	res := Classification{
 		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,
 		LocalRows:   m.localRows,

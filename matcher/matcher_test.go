@@ -58,7 +58,7 @@ func localRefund(orderNo, no, status string, amount int64, when string) reconcil
 	return r
 }
 
-func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.Result {
+func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.Classification {
 	m := matcher.New(day, matcher.Options{})
 	for _, r := range rows {
 		m.AddRow(r)
@@ -66,7 +66,7 @@ func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.R
 	for _, l := range locals {
 		m.AddLocal(l)
 	}
-	return m.Result()
+	return m.Classify()
 }
 
 // brief is the part of a finding a table test compares.
@@ -359,7 +359,7 @@ func TestBatchRowsAreCountedNotMatched(t *testing.T) {
 	}
 }
 
-func runWith(opts matcher.Options, rows, earlier []reconcile.Transaction, locals []reconcile.LocalRecord, prev ...reconcile.Finding) matcher.Result {
+func runWith(opts matcher.Options, rows, earlier []reconcile.Transaction, locals []reconcile.LocalRecord, prev ...reconcile.Finding) matcher.Classification {
 	m := matcher.New(day, opts)
 	for _, r := range rows {
 		m.AddRow(r)
@@ -377,7 +377,7 @@ func runWith(opts matcher.Options, rows, earlier []reconcile.Transaction, locals
 			m.AddReversed(p)
 		}
 	}
-	return m.Result()
+	return m.Classify()
 }
 
 // TestMemoryAcrossNights: rule 7. A refund retried the next day after a
@@ -481,7 +481,7 @@ func TestCutOff(t *testing.T) {
 	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory([]reconcile.Transaction{pay("O7", "T7", 500, "23:59")})); err != nil {
 		t.Fatal(err)
 	}
-	if res := m.Result(); len(res.Findings) != 0 {
+	if res := m.Classify(); len(res.Findings) != 0 {
 		t.Errorf("seen before: got %+v, want nothing", res.Findings)
 	}
 }
@@ -534,7 +534,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), blob); err != nil {
 		t.Fatal(err)
 	}
-	res := m.Result()
+	res := m.Classify()
 	got := briefs(res.Findings)
 	want := []brief{{reconcile.DuplicateRefund, "RT4R3", true}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -570,7 +570,7 @@ func BenchmarkMatch(b *testing.B) {
 		for _, l := range locals {
 			m.AddLocal(l)
 		}
-		res := m.Result()
+		res := m.Classify()
 		_ = m.Memory()
 		if res.Counts[reconcile.Matched] != n {
 			b.Fatalf("matched %d of %d", res.Counts[reconcile.Matched], n)
@@ -592,7 +592,7 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		if res := m.Result(); res.Counts[reconcile.Matched] != n {
+		if res := m.Classify(); res.Counts[reconcile.Matched] != n {
 			b.Fatalf("matched %d of %d", res.Counts[reconcile.Matched], n)
 		}
 	}
@@ -678,7 +678,7 @@ func TestMemoryInParts(t *testing.T) {
 			if err := m.AddMemory(date, blob); err != nil {
 				t.Fatal(err)
 			}
-			return briefs(m.Result().Findings), len(lay.Parts)
+			return briefs(m.Classify().Findings), len(lay.Parts)
 		}
 		chosen, err := m.MemoryParts(lay.Bits, lay.Filter)
 		if err != nil {
@@ -692,7 +692,7 @@ func TestMemoryInParts(t *testing.T) {
 				}
 			}
 		}
-		return briefs(m.Result().Findings), read
+		return briefs(m.Classify().Findings), read
 	}
 	whole, _ := run(false)
 	inParts, read := run(true)
@@ -731,7 +731,7 @@ func TestMemoryAgainstManyKeys(t *testing.T) {
 	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory(earlier)); err != nil {
 		t.Fatal(err)
 	}
-	res := m.Result()
+	res := m.Classify()
 	if got := res.Counts[reconcile.DuplicatePayment]; got != len(earlier) {
 		t.Errorf("duplicates of an earlier night: got %d, want %d", got, len(earlier))
 	}

@@ -108,21 +108,8 @@ func rowToken(t reconcile.Transaction) string {
 
 var statusCodes = []reconcile.TxnStatus{reconcile.StatusSuccess, reconcile.StatusProcessing, reconcile.StatusFailed}
 
-// EncodeMemory returns the memory blob of a night's rows. Only payments
-// and refunds are remembered.
-func EncodeMemory(rows []reconcile.Transaction) []byte {
-	out := make([]byte, 0, len(rows)*recordSize)
-	for _, r := range rows {
-		if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
-			continue
-		}
-		out = appendRecord(out, hashKey(r.Kind, r.Key()), rowIDHash(r), r.Amount, curOf(r.Currency), statusCode(r.Status), r.Kind)
-	}
-	return sortRecords(out)
-}
-
 // Memory returns the memory blob of the rows added so far. Call it last,
-// after Result: it lets go of what classification needed (the key groups,
+// after Classify: it lets go of what classification needed (the key groups,
 // the local records, the hash table) before it builds the blob, so a night
 // of millions of rows does not hold both at once, and of the rest after;
 // the matcher cannot be used again.
@@ -145,9 +132,8 @@ func (m *Matcher) Memory() []byte {
 		lo, hi := w*len(m.rows)/workers, (w+1)*len(m.rows)/workers
 		for i := lo; i < hi; i++ {
 			r := &m.rows[i]
-			kind := kindOf(r.kind)
 			key := r.order
-			if r.kind == 1 {
+			if r.kind == refundCode {
 				key = r.refund
 			}
 			id := hashIDBytes(m.arena.bytes(r.id))
@@ -155,8 +141,8 @@ func (m *Matcher) Memory() []byte {
 				id = rowIDHash(m.transaction(int32(i))) // rare: a row without a channel id
 			}
 			// Appending to an empty slice of the record's room writes in place.
-			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kind, m.arena.bytes(key)), id,
-				r.amount, r.cur, r.status, kind)
+			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kindOf(r.kind), m.arena.bytes(key)), id,
+				r.amount, r.cur, r.status, r.kind)
 		}
 	})
 	m.rows, m.arena.b = nil, nil
@@ -164,14 +150,17 @@ func (m *Matcher) Memory() []byte {
 	return sortRecords(out)
 }
 
-// appendRecord appends one record; status is an index into statusCodes,
-// stored one up so that 0 reads as success.
-func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, status uint8, kind reconcile.Kind) []byte {
+// appendRecord appends one record. Its status and kind are the codes of
+// the index, stored one up: a status byte of 0 reads as success, and the
+// kind byte is 1 for a payment and 2 for a refund, as the memories of
+// earlier nights hold them. The kind byte is not read back (the key hash
+// covers the kind), but it is part of the stored layout all the same.
+func appendRecord(out []byte, k keyHash, id uint64, amount int64, cur [3]byte, status, kind uint8) []byte {
 	out = append(out, k[:]...)
 	out = binary.BigEndian.AppendUint64(out, id)
 	out = binary.BigEndian.AppendUint64(out, uint64(amount))
 	out = append(out, cur[:]...)
-	return append(out, status+1, kindCode(kind), 0, 0, 0)
+	return append(out, status+1, kind+1, 0, 0, 0)
 }
 
 // sortRecords sorts the records by key hash. The hashes are uniform, so
@@ -265,13 +254,6 @@ func parallel(workers int, fn func(w int)) {
 	wg.Wait()
 }
 
-func kindCode(k reconcile.Kind) byte {
-	if k == reconcile.KindRefund {
-		return 2
-	}
-	return 1
-}
-
 // MemoryRows is the number of rows a memory blob holds.
 func MemoryRows(blob []byte) int { return len(blob) / recordSize }
 
@@ -284,7 +266,7 @@ var ErrMemory = errors.New("memory blob is damaged")
 // order). Rows of it with keys of tonight's file become earlier rows of
 // those keys (rule 7); local records of tonight's date missing from
 // tonight's file whose keys it carries were settled then, not missed. Call
-// it after AddRow and AddLocal, before Result.
+// it after AddRow and AddLocalRow, before Classify.
 func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	if len(blob)%recordSize != 0 {
 		return fmt.Errorf("%w: %d bytes", ErrMemory, len(blob))

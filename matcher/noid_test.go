@@ -71,7 +71,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 	prev, _ := reconcile.NewBusinessDay("2026-11-27", shanghai)
 	m := matcher.New(prev, matcher.Options{})
 	m.AddRow(yesterday)
-	m.Result()
+	m.Classify()
 	blob := m.Memory() // as a run writes its night's memory
 
 	local := localRefund("O5", "R3", "SUCCEEDED", 5990, "")
@@ -95,7 +95,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 			if err := m.AddMemory(prev.Start(), blob); err != nil {
 				t.Fatal(err)
 			}
-			res := m.Result()
+			res := m.Classify()
 			if got := briefs(res.Findings); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
 			}

@@ -45,11 +45,7 @@ func writeMoneyByCategory(s *sheet, res *reconcile.Result, totals map[reconcile.
 		return
 	}
 	header := row
-	s.text(1, header, "Category")
-	for i, cur := range currencies {
-		s.text(i+2, header, cur)
-	}
-	s.style(1, header, len(currencies)+1, header, s.st.header)
+	s.header(header, slices.Concat([]string{"Category"}, currencies))
 	first := header + 1
 	for i, c := range riskCategories {
 		r := first + i
@@ -101,7 +97,7 @@ func writeTrendSheet(s *sheet, res *reconcile.Result, trend []reconcile.TrendDay
 	earlier = earlier[max(0, len(earlier)-(TrendDays-1)):]
 	days := append(slices.Clone(earlier), reconcile.TrendDay{Day: res.Run.Day, Counts: res.Counts})
 
-	s.header(slices.Concat([]string{"Business Date"}, categoryNames()))
+	s.header(1, slices.Concat([]string{"Business Date"}, categoryNames()))
 	for i, d := range days {
 		r := i + 2
 		s.text(1, r, d.Day.String())
@@ -168,38 +164,4 @@ func categoryNames() []string {
 
 func chartTitle(text string) excelize.ChartTitle {
 	return excelize.ChartTitle{Paragraph: []excelize.RichTextRun{{Text: text}}}
-}
-
-// ref is an absolute reference to a range of the sheet, for a chart: the
-// chart draws what those cells hold.
-func (s *sheet) ref(col1, row1, col2, row2 int) string {
-	from, err := excelize.CoordinatesToCellName(col1, row1, true)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	to, err := excelize.CoordinatesToCellName(col2, row2, true)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	name := s.name
-	if strings.ContainsFunc(name, func(r rune) bool {
-		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_')
-	}) {
-		name = "'" + strings.ReplaceAll(name, "'", "''") + "'"
-	}
-	if from == to {
-		return name + "!" + from
-	}
-	return name + "!" + from + ":" + to
-}
-
-// chart anchors a chart's top left corner at a cell.
-func (s *sheet) chart(col, row int, c *excelize.Chart) {
-	if s.err != nil {
-		return
-	}
-	cell := s.cell(col, row)
-	if s.err == nil {
-		s.err = s.f.AddChart(s.name, cell, c)
-	}
 }

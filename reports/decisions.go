@@ -186,7 +186,7 @@ func (r *decisionReader) readLine(sheet string, row int, cells []workbookCell, c
 		Sheet: sheet, Row: row, Ref: listValue(ref), Decision: strings.ToLower(word),
 		Reviewer: strings.TrimSpace(reviewer), Note: strings.TrimSpace(note),
 	}
-	if decided && !slices.Contains(decisions, d.Decision) {
+	if _, known := reconcile.DecisionState(d.Decision); decided && !known {
 		bad(colDecision, "unknown decision %s: want approve, reject or investigate", reconcile.Quote(word))
 	}
 	switch first, dup := r.seen[d.Ref]; {

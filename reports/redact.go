@@ -1,6 +1,12 @@
 package reports
 
-import "regexp"
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
 
 var secretPatterns = []struct {
 	re   *regexp.Regexp
@@ -33,4 +39,32 @@ func RedactSecrets(s string) string {
 		s = p.re.ReplaceAllString(s, p.repl)
 	}
 	return s
+}
+
+// MaxErrorText bounds the text of an error as the job records and shows
+// it (stderr, runs.error, summary.json, the alert): a sentence naming a
+// file, a line and a column with a short quote of the value fits many
+// times over, and a value copied whole by some library does not.
+const MaxErrorText = 2048
+
+// ErrorText is err as a person reads it: secrets hidden, its lines joined
+// into one (a line repeated is said once), at most MaxErrorText bytes.
+// Hidden first, so a cut cannot keep half a password out of the patterns'
+// reach.
+func ErrorText(err error) string {
+	var lines []string
+	for _, l := range strings.Split(RedactSecrets(err.Error()), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	s := strings.Join(lines, " ")
+	if len(s) <= MaxErrorText {
+		return s
+	}
+	cut := MaxErrorText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s … (%d bytes in all)", s[:cut], len(s))
 }

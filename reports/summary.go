@@ -2,8 +2,6 @@ package reports
 
 import (
 	"encoding/json"
-	"io"
-	"sort"
 	"time"
 
 	"reconcile"
@@ -91,26 +89,11 @@ func (s *Summary) SetWorkbook(info WorkbookInfo) {
 	s.ReviewCSV = info.CSV
 }
 
-// WriteSummary writes s as indented JSON to path, atomically.
-func WriteSummary(path string, s Summary) error {
+// summaryJSON is summary.json's text: indented, one newline at the end.
+func summaryJSON(s Summary) ([]byte, error) {
 	b, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
-		return err
+		return nil, err
 	}
-	b = append(b, '\n')
-	return writeFileAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-}
-
-// sortedCurrencies returns the keys of m in order, so every rendering of
-// money lists currencies the same way.
-func sortedCurrencies[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
+	return append(b, '\n'), nil
 }

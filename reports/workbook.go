@@ -17,6 +17,10 @@ import (
 	"reconcile"
 )
 
+// The review workbook: which sheets it has, what each of them lists and
+// where the review lines go when there are many. How a value is put in a
+// cell is cells.go's business.
+
 // Sheet names, in the order they appear in the workbook.
 const (
 	SheetSummary      = "Summary"
@@ -26,8 +30,14 @@ const (
 	SheetTrend        = "Trend"
 )
 
-// decisions are the choices of the Review sheet's Decision dropdown.
-var decisions = []string{"approve", "reject", "investigate"}
+// decisionWords are the choices of the Review sheet's Decision dropdown.
+func decisionWords() []string {
+	words := make([]string, len(reconcile.Decisions))
+	for i, d := range reconcile.Decisions {
+		words[i] = d.Word
+	}
+	return words
+}
 
 // Review sheet columns that ReadDecisions finds by name, so a person may
 // move or add columns without breaking the read-back.
@@ -122,13 +132,6 @@ func ReviewCSVName(channel string, day reconcile.BusinessDay) string {
 	return "review-" + channel + "-" + day.String() + ".csv"
 }
 
-// WriteWorkbook writes the review workbook of res to path, atomically,
-// with the default WorkbookOptions.
-func WriteWorkbook(path string, res *reconcile.Result) error {
-	_, err := WriteWorkbookWith(path, res, WorkbookOptions{})
-	return err
-}
-
 // WriteWorkbookWith writes the review workbook of res to path, atomically.
 // When the run has more review lines than opts.MaxLines, the workbook holds
 // the first MaxLines in report order and says so on its Summary sheet, and
@@ -150,7 +153,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 	info := WorkbookInfo{ReviewLines: lay.lines, InWorkbook: lay.inWorkbook, CSV: lay.csv}
 	csvPath := filepath.Join(filepath.Dir(path), ReviewCSVName(res.Run.Channel, res.Run.Day))
 	if lay.csv != "" {
-		if err := writeReviewCSV(csvPath, res, runLocation(res)); err != nil {
+		if err := writeReviewCSV(csvPath, res, dayLocation(res.Run.Day)); err != nil {
 			return WorkbookInfo{}, err
 		}
 	}
@@ -258,13 +261,6 @@ func (lay reviewLayout) note() string {
 	return b.String()
 }
 
-func runLocation(res *reconcile.Result) *time.Location {
-	if loc := res.Run.Day.Location; loc != nil {
-		return loc
-	}
-	return time.UTC
-}
-
 func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, trend []reconcile.TrendDay) error {
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
 		return err
@@ -278,7 +274,7 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, tr
 	if err != nil {
 		return err
 	}
-	loc := runLocation(res)
+	loc := dayLocation(res.Run.Day)
 	if err := writeSummarySheet(&sheet{f: f, name: SheetSummary, st: st}, res, lay, loc); err != nil {
 		return err
 	}
@@ -294,7 +290,22 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, tr
 	return writeTrendSheet(&sheet{f: f, name: SheetTrend, st: st}, res, trend)
 }
 
+// writeSummarySheet writes what a person opens first: the run's facts,
+// the findings per category and currency, and the money at risk.
 func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
+	row := writeRunFacts(s, res, lay, loc)
+	totals := categoryTotals(res.Findings)
+	row = writeCategoryTable(s, res, totals, row+1)
+	writeMoneyByCategory(s, res, totals, row+1)
+	// Currency and Count are wide enough for the amounts of the table of
+	// money at risk under them.
+	s.widths([]float64{24, 16, 16, 16, 16, 16, 90})
+	return s.err
+}
+
+// writeRunFacts writes the facts of the run, one label and value a row,
+// from the top of the sheet; it returns the first row after them.
+func writeRunFacts(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.Location) int {
 	run := res.Run
 	row := 1
 	s.text(1, row, "Reconciliation run")
@@ -315,8 +326,6 @@ func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *t
 	fact("Business date", run.Day.String())
 	fact("Status", string(run.Status))
 	fact("Dry run", yesNo(run.DryRun))
-	// Only the file's name: the workbook travels to Slack, where a
-	// server's directory layout is of no use and no business.
 	fact("File", baseName(run.File))
 	fact("File SHA-256", run.FileSHA256)
 	fact("Started", zoned(run.StartedAt, loc))
@@ -336,15 +345,15 @@ func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *t
 	if run.Error != "" {
 		fact("Error", RedactSecrets(run.Error))
 	}
+	return row
+}
 
+// writeCategoryTable writes, from row on, the table of every category,
+// one line per currency it has findings in; it returns the first row
+// after the table.
+func writeCategoryTable(s *sheet, res *reconcile.Result, totals map[reconcile.Category]map[string]*categoryTotal, row int) int {
+	s.header(row, []string{"Category", "Currency", "Count", "Channel Amount", "Local Amount", "Money At Risk", "Description"})
 	row++
-	header := []string{"Category", "Currency", "Count", "Channel Amount", "Local Amount", "Money At Risk", "Description"}
-	for i, h := range header {
-		s.text(i+1, row, h)
-	}
-	s.style(1, row, len(header), row, s.st.header)
-	row++
-	totals := categoryTotals(res.Findings)
 	for _, c := range reconcile.Categories {
 		lines := totals[c]
 		if len(lines) == 0 {
@@ -374,11 +383,7 @@ func writeSummarySheet(s *sheet, res *reconcile.Result, lay reviewLayout, loc *t
 			row++
 		}
 	}
-	writeMoneyByCategory(s, res, totals, row+1)
-	// Currency and Count are wide enough for the amounts of the table of
-	// money at risk under them.
-	s.widths([]float64{24, 16, 16, 16, 16, 16, 90})
-	return s.err
+	return row
 }
 
 // categoryTotal is one line of the Summary table: one category in one
@@ -433,7 +438,7 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 // its own so a person can filter and decide on any of them alone.
 func writeReviewSheets(f *excelize.File, st *styles, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
 	s := &sheet{f: f, name: lay.sheets[0], st: st}
-	s.header(reviewHeader)
+	s.header(1, reviewHeader)
 	cells := make([]lineCell, len(reviewHeader))
 	row, line := 1, 0
 	for _, fd := range res.Findings {
@@ -448,23 +453,14 @@ func writeReviewSheets(f *excelize.File, st *styles, res *reconcile.Result, lay 
 				return err
 			}
 			s = &sheet{f: f, name: lay.sheets[line/lay.sheetLines], st: st}
-			s.header(reviewHeader)
+			s.header(1, reviewHeader)
 			row = 1
 		}
 		row++
 		line++
 		s.whole = wholeValue(res, fd.Ref, lay.csv)
 		reviewLine(fd, loc, cells)
-		for i, c := range cells {
-			switch c.kind {
-			case kindText:
-				s.text(i+1, row, c.text)
-			case kindMoney:
-				s.money(i+1, row, c.minor, c.currency)
-			case kindInt:
-				s.int(i+1, row, c.n)
-			}
-		}
+		s.line(row, cells)
 	}
 	if s.err != nil {
 		return s.err
@@ -481,7 +477,7 @@ func finishReviewSheet(s *sheet, lastRow int) error {
 	decisionCol := s.colName(reviewColumn(colDecision))
 	dv := excelize.NewDataValidation(true)
 	dv.Sqref = fmt.Sprintf("%s2:%s%d", decisionCol, decisionCol, last)
-	if err := dv.SetDropList(decisions); err != nil {
+	if err := dv.SetDropList(decisionWords()); err != nil {
 		return err
 	}
 	dv.SetError(excelize.DataValidationErrorStyleStop, "Decision", "Choose approve, reject or investigate.")
@@ -490,26 +486,6 @@ func finishReviewSheet(s *sheet, lastRow int) error {
 	}
 	s.finish(len(reviewHeader), lastRow, reviewWidths)
 	return s.err
-}
-
-// cellKind is how a review line's cell is written: a workbook needs to
-// know a number from text, a CSV file only how to spell it.
-type cellKind int
-
-const (
-	kindBlank cellKind = iota
-	kindText
-	kindMoney
-	kindInt
-)
-
-// lineCell is one cell of a review line.
-type lineCell struct {
-	kind     cellKind
-	text     string
-	minor    int64
-	currency string
-	n        int
 }
 
 // reviewLine fills cells, one per reviewHeader column, with the review
@@ -557,15 +533,10 @@ const findingVersion = 0
 // reviewColumn is the 1-based column of a Review sheet header.
 func reviewColumn(name string) int { return slices.Index(reviewHeader, name) + 1 }
 
+// writePendingSheet lists the findings expected in the next day's file.
 func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
-	s.header(pendingHeader)
-	row := 1
-	for _, f := range res.Findings {
-		if f.Category != reconcile.Pending {
-			continue
-		}
-		row++
-		s.whole = wholeValue(res, f.Ref, "")
+	pending := func(f reconcile.Finding) bool { return f.Category == reconcile.Pending }
+	return writeFindingList(s, res, pendingHeader, pendingWidths, pending, func(row int, f reconcile.Finding) {
 		s.text(1, row, f.Ref)
 		s.text(2, row, f.OrderNo)
 		s.text(3, row, f.RefundNo)
@@ -576,24 +547,18 @@ func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) erro
 		s.text(6, row, findingCurrency(f))
 		s.text(7, row, localTime(f.OccurredAt, loc))
 		s.text(8, row, f.Hint)
-	}
-	s.finish(len(pendingHeader), row, pendingWidths)
-	return s.err
+	})
 }
 
+// writeAutoSheet lists the findings the run reversed itself, each with the
+// key of its journal.
 func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 	keys := make(map[string]string, len(res.Journals))
 	for _, j := range res.Journals {
 		keys[j.Row] = j.IdempotencyKey
 	}
-	s.header(autoHeader)
-	row := 1
-	for _, f := range res.Findings {
-		if !f.AutoReverse {
-			continue
-		}
-		row++
-		s.whole = wholeValue(res, f.Ref, "")
+	reversed := func(f reconcile.Finding) bool { return f.AutoReverse }
+	return writeFindingList(s, res, autoHeader, autoWidths, reversed, func(row int, f reconcile.Finding) {
 		s.text(1, row, string(f.Category))
 		s.text(2, row, f.OrderNo)
 		s.text(3, row, f.RefundNo)
@@ -605,8 +570,26 @@ func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
 		s.text(7, row, f.Currency)
 		s.text(8, row, localTime(f.OccurredAt, loc))
 		s.text(9, row, keys[f.RowKey()])
+	})
+}
+
+// writeFindingList writes a list sheet: the findings keep selects, one a
+// row under header in report order, each written by line. A value cut to
+// fit is whole in the findings table only: the CSV export holds review
+// lines alone.
+func writeFindingList(s *sheet, res *reconcile.Result, header []string, widths []float64,
+	keep func(reconcile.Finding) bool, line func(row int, f reconcile.Finding)) error {
+	s.header(1, header)
+	row := 1
+	for _, f := range res.Findings {
+		if !keep(f) {
+			continue
+		}
+		row++
+		s.whole = wholeValue(res, f.Ref, "")
+		line(row, f)
 	}
-	s.finish(len(autoHeader), row, autoWidths)
+	s.finish(len(header), row, widths)
 	return s.err
 }
 
@@ -634,303 +617,9 @@ func reviewCurrency(f reconcile.Finding) string {
 	return findingCurrency(f)
 }
 
-// reviewHint adds the file's own word for an unrecognised row, the one
-// thing a reviewer needs to find it again in the file.
-func reviewHint(f reconcile.Finding) string {
-	if f.Category == reconcile.Unrecognized && f.RawKind != "" && !strings.Contains(f.Hint, f.RawKind) {
-		if f.Hint == "" {
-			return "row kind: " + f.RawKind
-		}
-		return f.Hint + " (row kind: " + f.RawKind + ")"
-	}
-	return f.Hint
-}
-
-func findingCurrency(f reconcile.Finding) string {
-	if f.Currency != "" {
-		return f.Currency
-	}
-	return f.LocalCurrency
-}
-
-func localTime(t time.Time, loc *time.Location) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.In(loc).Format(time.DateTime)
-}
-
-func zoned(t time.Time, loc *time.Location) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.In(loc).Format("2006-01-02 15:04:05 -07:00")
-}
-
 func yesNo(b bool) string {
 	if b {
 		return "yes"
 	}
 	return "no"
-}
-
-func baseName(path string) string {
-	if path == "" {
-		return ""
-	}
-	return filepath.Base(path)
-}
-
-// styles are the cell styles of the workbook, made once per file.
-type styles struct {
-	f      *excelize.File
-	header int
-	bold   int
-	money  map[int]int  // by currency digits
-	quote  map[int]int  // a style to its copy with the quote prefix
-	quoted map[int]bool // the copies
-}
-
-func newStyles(f *excelize.File) (*styles, error) {
-	st := &styles{f: f, money: map[int]int{}, quote: map[int]int{}, quoted: map[int]bool{}}
-	var err error
-	st.header, err = f.NewStyle(&excelize.Style{
-		Font:   &excelize.Font{Bold: true},
-		Fill:   excelize.Fill{Type: "pattern", Pattern: 1, Color: []string{"D9D9D9"}},
-		Border: []excelize.Border{{Type: "bottom", Color: "808080", Style: 1}},
-	})
-	if err != nil {
-		return nil, err
-	}
-	st.bold, err = f.NewStyle(&excelize.Style{Font: &excelize.Font{Bold: true}})
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
-}
-
-// moneyStyle is the number format of a currency: as many decimals as it
-// has minor-unit digits (JPY none, KWD three).
-func (st *styles) moneyStyle(currency string) (int, error) {
-	digits, ok := reconcile.CurrencyDigits(currency)
-	if !ok {
-		digits = 2
-	}
-	if id, ok := st.money[digits]; ok {
-		return id, nil
-	}
-	format := moneyFormat(currency)
-	id, err := st.f.NewStyle(&excelize.Style{CustomNumFmt: &format})
-	if err != nil {
-		return 0, err
-	}
-	st.money[digits] = id
-	return id, nil
-}
-
-// quotePrefixed returns style id with the quote prefix (quotePrefix on its
-// xf in styles.xml): the cell shows its text as it is, and a person who
-// edits it in a spreadsheet edits text, not a formula. excelize's Style has
-// no such field, and NewStyle returns the first existing xf that looks the
-// same whatever its quote prefix, so the prefix is set on a copy of the xf
-// made here, never on one that other cells share. That NewStyle compares
-// without the prefix does no harm: a copy comes after the xf it copies,
-// which NewStyle finds first.
-func (st *styles) quotePrefixed(id int) (int, error) {
-	if st.quoted[id] {
-		return id, nil
-	}
-	if q, ok := st.quote[id]; ok {
-		return q, nil
-	}
-	xfs := st.f.Styles.CellXfs
-	if xfs == nil || id < 0 || id >= len(xfs.Xf) {
-		return 0, fmt.Errorf("quote prefix on style %d: no such cell format", id)
-	}
-	xf := xfs.Xf[id]
-	xf.QuotePrefix = new(true)
-	xfs.Xf = append(xfs.Xf, xf)
-	xfs.Count = len(xfs.Xf)
-	q := len(xfs.Xf) - 1
-	st.quote[id], st.quoted[q] = q, true
-	return q, nil
-}
-
-// moneyFormat is the number format of a currency's amounts: as many
-// decimals as it has minor-unit digits.
-func moneyFormat(currency string) string {
-	digits, ok := reconcile.CurrencyDigits(currency)
-	if !ok {
-		digits = 2
-	}
-	format := "#,##0"
-	if digits > 0 {
-		format += "." + strings.Repeat("0", digits)
-	}
-	return format
-}
-
-// sheet writes cells of one worksheet and keeps the first error, so the
-// layout code reads as a layout.
-type sheet struct {
-	f    *excelize.File
-	name string
-	st   *styles
-	err  error
-	// whole says where the values of the line being written can be read
-	// whole, for the note of a cell cut to fit; the writer of a line sets
-	// it, "" when there is no such place.
-	whole string
-}
-
-func (s *sheet) cell(col, row int) string {
-	name, err := excelize.CoordinatesToCellName(col, row)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return name
-}
-
-// text writes a string cell. Every text of the workbook goes through
-// here, so every sheet keeps the same rules (cellString): the value is
-// stored as it is, with its bidi controls shown, and cut with a note when
-// it is more than a cell holds. A string cell is never a formula, whatever
-// the value looks like; one that starts like a formula also gets the quote
-// prefix, so it stays text when a person edits it.
-func (s *sheet) text(col, row int, v string) {
-	if s.err != nil || v == "" {
-		return
-	}
-	c := s.cell(col, row)
-	if s.err != nil {
-		return
-	}
-	v = cellString(v, s.whole)
-	store := s.f.SetCellStr
-	if strings.Contains(v, "_x") {
-		// excelize's table of shared strings finds a value again by its
-		// text but files it under its own escaping of the text, so two
-		// values that differ in their escapes can come back as one
-		// ("_x005F_x0041_" as "_x0041_"). A value that holds an escape
-		// goes inline instead, a cell of its own: SetCellDefault writes
-		// text with a "_" in it as an inline string, as it is.
-		store = s.f.SetCellDefault
-	}
-	if s.err = store(s.name, c, v); startsLikeFormula(v) {
-		s.quote(c)
-	}
-}
-
-// quote gives cell c the quote prefix, on the style it has.
-func (s *sheet) quote(c string) {
-	if s.err != nil {
-		return
-	}
-	id, err := s.f.GetCellStyle(s.name, c)
-	if err == nil {
-		id, err = s.st.quotePrefixed(id)
-	}
-	if err == nil {
-		err = s.f.SetCellStyle(s.name, c, c, id)
-	}
-	s.err = err
-}
-
-func (s *sheet) int(col, row int, n int) {
-	if s.err != nil {
-		return
-	}
-	c := s.cell(col, row)
-	if s.err == nil {
-		s.err = s.f.SetCellInt(s.name, c, int64(n))
-	}
-}
-
-// money writes minor units as a number in major units. SetCellDefault
-// stores the decimal text as it is in a numeric cell, so the amount never
-// passes through a float64 on its way into the file.
-func (s *sheet) money(col, row int, minor int64, currency string) {
-	if s.err != nil {
-		return
-	}
-	c := s.cell(col, row)
-	if s.err != nil {
-		return
-	}
-	if s.err = s.f.SetCellDefault(s.name, c, reconcile.FormatAmount(minor, currency)); s.err != nil {
-		return
-	}
-	var id int
-	if id, s.err = s.st.moneyStyle(currency); s.err != nil {
-		return
-	}
-	s.err = s.f.SetCellStyle(s.name, c, c, id)
-}
-
-// style sets the style of a range of cells; a cell that text gave the
-// quote prefix keeps it.
-func (s *sheet) style(col1, row1, col2, row2, id int) {
-	for row := row1; row <= row2; row++ {
-		for col := col1; col <= col2; col++ {
-			c := s.cell(col, row)
-			if s.err != nil {
-				return
-			}
-			cur, err := s.f.GetCellStyle(s.name, c)
-			if err == nil {
-				err = s.f.SetCellStyle(s.name, c, c, id)
-			}
-			if s.err = err; s.st.quoted[cur] {
-				s.quote(c)
-			}
-		}
-	}
-}
-
-func (s *sheet) header(names []string) {
-	for i, h := range names {
-		s.text(i+1, 1, h)
-	}
-	s.style(1, 1, len(names), 1, s.st.header)
-}
-
-func (s *sheet) colName(col int) string {
-	name, err := excelize.ColumnNumberToName(col)
-	if err != nil && s.err == nil {
-		s.err = err
-	}
-	return name
-}
-
-func (s *sheet) widths(ws []float64) {
-	for i, w := range ws {
-		col := s.colName(i + 1)
-		if s.err != nil {
-			return
-		}
-		s.err = s.f.SetColWidth(s.name, col, col, w)
-	}
-}
-
-// finish freezes the header row, puts an autofilter over the table and
-// sets the column widths of a list sheet.
-func (s *sheet) finish(cols, lastRow int, widths []float64) {
-	if s.err != nil {
-		return
-	}
-	s.err = s.f.SetPanes(s.name, &excelize.Panes{
-		Freeze:      true,
-		YSplit:      1,
-		TopLeftCell: "A2",
-		ActivePane:  "bottomLeft",
-		Selection:   []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
-	})
-	if s.err != nil {
-		return
-	}
-	ref := s.cell(1, 1) + ":" + s.cell(cols, max(lastRow, 2))
-	if s.err == nil {
-		s.err = s.f.AutoFilter(s.name, ref, nil)
-	}
-	s.widths(widths)
 }

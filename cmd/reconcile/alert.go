@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-
-	"reconcile/ledger"
 )
 
 const alertSynopsis = `reconcile alert --resend RUN_ID [--dsn DSN] [--config FILE] [--log-level LEVEL]
@@ -18,7 +16,7 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("alert", alertSynopsis)
 	resend := fs.String("resend", "", "`RUN_ID` whose alert to send")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	config := fs.String("config", "", "config `FILE` (JSON)")
+	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
 	level := logLevelFlag(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -26,17 +24,11 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 	if *resend == "" {
 		return usagef("alert", "--resend RUN_ID is required")
 	}
-	cfg, err := LoadConfig(*config)
+	cfg, err := loadConfig("alert", *cfgFile)
 	if err != nil {
-		return usagef("alert", "%s", err)
+		return err
 	}
-	if *dsn == "" {
-		*dsn = a.Getenv(cfg.DatabaseURLEnv)
-	}
-	if *dsn == "" {
-		return usagef("alert", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
-	}
-	db, err := ledger.Open(ctx, *dsn)
+	db, err := a.openDB(ctx, "alert", *dsn, cfg)
 	if err != nil {
 		return err
 	}

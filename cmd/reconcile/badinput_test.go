@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"reconcile/ledger/ledgertest"
+	"reconcile/reports"
 	"strings"
 	"testing"
 )
@@ -78,7 +80,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 				t.Errorf("summary.json: got status %q error %q, want FAILED with the error", s.Status, s.Error)
 			}
 			// A value is quoted short, however long it was.
-			if len(c.errb.String()) > 4*maxErrorText || len(s.Error) > maxErrorText+64 {
+			if len(c.errb.String()) > 4*reports.MaxErrorText || len(s.Error) > reports.MaxErrorText+64 {
 				t.Errorf("stderr has %d bytes, summary.json's error %d: want them short", len(c.errb.String()), len(s.Error))
 			}
 			if !strings.Contains(c.out.String(), "failed") {
@@ -94,12 +96,12 @@ func TestBadInputWritesNothing(t *testing.T) {
 		(select coalesce(max(length(error)), 0) from runs)`).Scan(&findings, &failed, &other, &longest); err != nil {
 		t.Fatal(err)
 	}
-	journals, _ := db.JournalCount(context.Background())
+	journals, _ := ledgertest.JournalCount(context.Background(), db)
 	if findings != 0 || journals != 0 {
 		t.Errorf("bad input wrote findings=%d journals=%d, want none", findings, journals)
 	}
-	if longest > maxErrorText+64 {
-		t.Errorf("runs.error: the longest has %d characters, want at most about %d", longest, maxErrorText)
+	if longest > reports.MaxErrorText+64 {
+		t.Errorf("runs.error: the longest has %d characters, want at most about %d", longest, reports.MaxErrorText)
 	}
 	// A missing file and a directory have no content to key a run by:
 	// they are alerted and summarised, not recorded as runs.

@@ -1,20 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/url"
 	"os"
-	"reflect"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -22,7 +17,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"reconcile"
-	"reconcile/channelfeed"
+	"reconcile/config"
 	"reconcile/inputfile"
 	"reconcile/ledger"
 	"reconcile/reports"
@@ -50,16 +45,13 @@ const dbCheckTimeout = 5 * time.Second
 
 func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("check-config", checkConfigSynopsis)
-	config := fs.String("config", "", "config `FILE` (JSON; default: the built-in defaults, which name no channels)")
+	cfgFile := fs.String("config", "", "config `FILE` (JSON; default: the built-in defaults, which name no channels)")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: the variable the config names, $RECONCILE_DATABASE_URL)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	ck := &configCheck{file: *config, w: a.Stdout}
+	ck := &configCheck{file: *cfgFile, w: a.Stdout}
 	cfg, ok := ck.load()
-	if ok {
-		ck.channels(cfg)
-	}
 	ck.flush()
 	if ok {
 		ck.slack(cfg, a.Getenv)
@@ -71,8 +63,8 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 		ck.nextTick(ctx, cfg, db, a.Now())
 	}
 	what := "the built-in defaults"
-	if *config != "" {
-		what = "config " + *config
+	if *cfgFile != "" {
+		what = "config " + *cfgFile
 	}
 	switch n := len(ck.problems); n {
 	case 0:
@@ -90,7 +82,7 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 type configCheck struct {
 	file     string
 	w        io.Writer
-	lines    map[string]int // JSON path of a setting → its line in the file
+	decoded  *config.Decoded // nil without a file
 	problems []string
 	pending  []pendingProblem // the config file's, until flush
 }
@@ -115,67 +107,61 @@ func (ck *configCheck) at(path string) string {
 	if ck.file == "" {
 		return ""
 	}
-	for p := path; p != ""; p = parentPath(p) {
-		if line, ok := ck.lines[p]; ok {
-			return fmt.Sprintf("%s:%d: ", ck.file, line)
-		}
+	if line := ck.lineOf(path); line > 0 {
+		return fmt.Sprintf("%s:%d: ", ck.file, line)
 	}
 	return ck.file + ": "
 }
 
-// parentPath drops the last key or index of a JSON path.
-func parentPath(p string) string {
-	i := strings.LastIndexAny(p, ".[")
-	if i < 0 {
-		return ""
+func (ck *configCheck) lineOf(path string) int {
+	if ck.decoded == nil {
+		return 0
 	}
-	return p[:i]
+	return ck.decoded.LineOf(path)
 }
 
-// load reads the config as LoadConfig does, reporting every problem rather
-// than the first. ok is false when the file could not be read as JSON at
-// all: then nothing else can be checked.
-func (ck *configCheck) load() (cfg Config, ok bool) {
+// load reads the config as config.Load does, reporting every problem
+// rather than the first. ok is false when the file could not be read as
+// JSON at all: then nothing else can be checked.
+func (ck *configCheck) load() (cfg config.Config, ok bool) {
 	if ck.file == "" {
 		ck.note("no --config: checking the built-in defaults (no channels; database and Slack from the default variables)")
-		return DefaultConfig(), true
+		return config.Default(), true
 	}
-	b, err := readConfig(ck.file)
+	b, err := config.Read(ck.file)
 	if err != nil {
 		ck.problem("%s", err)
-		return Config{}, false
+		return config.Config{}, false
 	}
-	var v any
-	if err := json.Unmarshal(b, &v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			ck.problem("%s:%d: not valid JSON: %s", ck.file, lineAt(b, int(se.Offset)), strings.TrimPrefix(se.Error(), "json: "))
-		} else {
-			ck.problem("%s: not valid JSON: %s", ck.file, strings.TrimPrefix(err.Error(), "json: "))
-		}
-		return Config{}, false
+	d, err := config.Decode(b)
+	var nj *config.NotJSON
+	switch {
+	case errors.As(err, &nj) && nj.Line > 0:
+		ck.problem("%s:%d: %s", ck.file, nj.Line, nj)
+		return config.Config{}, false
+	case err != nil:
+		ck.problem("%s: %s", ck.file, err)
+		return config.Config{}, false
 	}
-	w := &configWalker{src: b, lines: map[string]int{}}
-	w.value(b, 0, "", reflect.ValueOf(&cfg).Elem())
-	cfg.applyDefaults()
-	ck.lines = w.lines
+	ck.decoded, cfg = d, d.Config
 	fmt.Fprintf(ck.w, "config %s: %d channels\n", ck.file, len(cfg.Channels))
-
-	for _, p := range w.problems {
-		ck.pending = append(ck.pending, pendingProblem{p.line, fmt.Sprintf("%s:%d: %s", ck.file, p.line, p.describe(&cfg))})
+	for _, p := range d.Problems {
+		ck.pending = append(ck.pending, pendingProblem{p.Line, fmt.Sprintf("%s:%d: %s", ck.file, p.Line, p.Describe(&cfg))})
 	}
-	for _, err := range cfg.problems() {
-		var fe *fieldError
+	// What run lets through because its flags can stand in, but schedule
+	// needs, is a problem here too.
+	for _, err := range append(cfg.Problems(), cfg.ScheduleProblems()...) {
+		var fe *config.FieldError
 		path := ""
 		if errors.As(err, &fe) {
-			path = fe.path
+			path = fe.Path
 		}
 		ck.cfgProblem(path, "%s", oneLine(err.Error()))
 	}
 	if len(ck.pending) == 0 {
-		// The walker reads the file as LoadConfig does; should they ever
-		// disagree, LoadConfig has the last word.
-		if _, err := LoadConfig(ck.file); err != nil {
+		// The walker reads the file as Load does; should they ever
+		// disagree, Load has the last word.
+		if _, err := config.Load(ck.file); err != nil {
 			ck.pending = append(ck.pending, pendingProblem{0, oneLine(err.Error())})
 		}
 	}
@@ -203,82 +189,9 @@ func (ck *configCheck) flush() {
 	ck.pending = nil
 }
 
-func (ck *configCheck) lineOf(path string) int {
-	for p := path; p != ""; p = parentPath(p) {
-		if line, ok := ck.lines[p]; ok {
-			return line
-		}
-	}
-	return 0
-}
-
-// placeholder is a {word} in a path template.
-var placeholder = regexp.MustCompile(`\{[^{}]*\}`)
-
-// channels checks what LoadConfig lets through because `run` with --file,
-// --format or --channel does not need it, but `schedule` does.
-func (ck *configCheck) channels(cfg Config) {
-	if len(cfg.Channels) == 0 && ck.file != "" {
-		ck.cfgProblem("channels", "channels: none configured: schedule refuses such a config, and run needs --channel")
-	}
-	lookback := time.Duration(cfg.Schedule.LookbackDays) * 24 * time.Hour
-	for i, ch := range cfg.Channels {
-		at, where := ch.where(i)
-		if ch.Format == "" {
-			ck.cfgProblem(at+".format", "%s: format is empty: want one of %s", where, strings.Join(channelfeed.Formats(), ", "))
-		}
-		if msg := templateTrouble(ch.Path); msg != "" {
-			ck.cfgProblem(at+".path", "%s: %s", where, msg)
-		}
-		if ch.Format != "" && ch.Format != "stripe" {
-			var keys []string
-			if ch.OrderMetadataKey != "" {
-				keys = append(keys, "order_metadata_key")
-			}
-			if ch.RefundMetadataKey != "" {
-				keys = append(keys, "refund_metadata_key")
-			}
-			if len(keys) > 0 {
-				ck.cfgProblem(at+"."+keys[0], "%s: %s: only read by format stripe, not %s", where, strings.Join(keys, " and "), reconcile.Quote(ch.Format))
-			}
-		}
-		if g := ch.grace(); g >= 24*time.Hour {
-			ck.cfgProblem(at+".grace", "%s: grace %s: want less than a day (it is a window before the end of the day)", where, g)
-		}
-		if d := ch.deadline(time.Time{}).Sub(time.Time{}); lookback > 0 && d >= lookback {
-			ck.cfgProblem(at+".deadline", "%s: deadline %s: want less than the lookback window (schedule.lookback_days %d), or a missing file leaves the window before it is alerted",
-				where, d, cfg.Schedule.LookbackDays)
-		}
-	}
-}
-
-// templateTrouble says what is wrong with a path template, or "".
-func templateTrouble(path string) string {
-	if path == "" {
-		return "path is empty: schedule, and run without --file, cannot find the channel's file"
-	}
-	var unknown []string
-	dated := false
-	for _, p := range placeholder.FindAllString(path, -1) {
-		switch p {
-		case "{date}", "{yyyymmdd}":
-			dated = true
-		default:
-			unknown = append(unknown, p)
-		}
-	}
-	switch {
-	case len(unknown) > 0:
-		return fmt.Sprintf("path %q: unknown placeholder %s (known: {date} for 2026-11-28, {yyyymmdd} for 20261128)", path, strings.Join(unknown, ", "))
-	case !dated:
-		return fmt.Sprintf("path %q has no {date} or {yyyymmdd}: every business date would read the same file", path)
-	}
-	return ""
-}
-
 // slack checks the Slack variables the config names, never printing
 // their values: a token or a webhook URL is a secret.
-func (ck *configCheck) slack(cfg Config, getenv func(string) string) {
+func (ck *configCheck) slack(cfg config.Config, getenv func(string) string) {
 	s := cfg.Slack
 	token := getenv(s.TokenEnv) != ""
 	channel, from := s.Channel, "slack.channel"
@@ -309,7 +222,7 @@ func (ck *configCheck) slack(cfg Config, getenv func(string) string) {
 // database checks that the database answers and its schema is current, and
 // returns it open then (nil otherwise). Only the variable's name is
 // printed, never the DSN.
-func (ck *configCheck) database(ctx context.Context, cfg Config, dsn string, getenv func(string) string) *ledger.DB {
+func (ck *configCheck) database(ctx context.Context, cfg config.Config, dsn string, getenv func(string) string) *ledger.DB {
 	from := "--dsn"
 	if dsn == "" {
 		from, dsn = "$"+cfg.DatabaseURLEnv, getenv(cfg.DatabaseURLEnv)
@@ -383,7 +296,7 @@ func (ck *configCheck) outDir(dir string) {
 
 // nextTick prints when `reconcile schedule` would tick next and what that
 // tick would find, per channel, through the scheduler's own Plan.
-func (ck *configCheck) nextTick(ctx context.Context, cfg Config, db *ledger.DB, now time.Time) {
+func (ck *configCheck) nextTick(ctx context.Context, cfg config.Config, db *ledger.DB, now time.Time) {
 	loc, zoneErr := time.LoadLocation(cfg.Schedule.TimeZone)
 	// As `schedule` reads it: cron.New's parser is the standard one.
 	sched, specErr := cron.ParseStandard(cfg.Schedule.Spec)
@@ -403,7 +316,7 @@ func (ck *configCheck) nextTick(ctx context.Context, cfg Config, db *ledger.DB, 
 		fmt.Fprintf(ck.w, "Dates due: in the lookback window (%d days) and not yet reconciled; files as they are now.\n", lookback)
 	}
 	for i, ch := range cfg.Channels {
-		_, where := ch.where(i)
+		_, where := ch.Where(i)
 		if ch.Name != "" {
 			where = ch.Name
 		}
@@ -457,219 +370,4 @@ func readable(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// configWalker decodes a config file as LoadConfig's strict decoder does,
-// but goes on past a mistake: every unknown key and every value of the
-// wrong kind becomes a problem at its line, and every setting that can be
-// read is. Structs are walked key by key; other values are decoded with
-// encoding/json, so their UnmarshalJSON methods (Duration) apply.
-// channelfeed.Mapping is walked too: its UnmarshalJSON only refuses
-// unknown keys, which the walker does with a line number.
-type configWalker struct {
-	src      []byte
-	lines    map[string]int // JSON path → line of its key (or element)
-	problems []walkProblem
-}
-
-// walkProblem is a decoding problem at a JSON path. An unknown key's path
-// is that of the object holding it.
-type walkProblem struct {
-	path, msg string
-	line      int
-}
-
-var channelPath = regexp.MustCompile(`^channels\[(\d+)\](?:\.(.+))?$`)
-
-// describe renders the problem for a reader, naming a channel by its name
-// too: channels[2] "adyen": grace: ….
-func (p walkProblem) describe(cfg *Config) string {
-	where := p.path
-	if m := channelPath.FindStringSubmatch(p.path); m != nil {
-		where = "channels[" + m[1] + "]"
-		if i, err := strconv.Atoi(m[1]); err == nil && i < len(cfg.Channels) {
-			_, where = cfg.Channels[i].where(i)
-		}
-		if m[2] != "" {
-			where += ": " + m[2]
-		}
-	}
-	if where == "" {
-		return p.msg
-	}
-	return where + ": " + p.msg
-}
-
-func lineAt(src []byte, off int) int {
-	off = min(max(off, 0), len(src))
-	return 1 + bytes.Count(src[:off], []byte{'\n'})
-}
-
-func (w *configWalker) fail(path string, line int, format string, args ...any) {
-	w.problems = append(w.problems, walkProblem{path: path, msg: fmt.Sprintf(format, args...), line: line})
-}
-
-// value decodes raw, found at offset off of the file, into v.
-func (w *configWalker) value(raw []byte, off int, path string, v reflect.Value) {
-	switch {
-	case v.Kind() == reflect.Pointer && v.Type().Elem().Kind() == reflect.Struct:
-		if string(raw) == "null" {
-			return
-		}
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		w.value(raw, off, path, v.Elem())
-	case v.Kind() == reflect.Struct:
-		w.object(raw, off, path, v)
-	case v.Kind() == reflect.Slice && v.Type().Elem().Kind() == reflect.Struct:
-		w.array(raw, off, path, v)
-	default:
-		if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-			w.fail(path, lineAt(w.src, off), "%s", decodeTrouble(err))
-		}
-	}
-}
-
-func (w *configWalker) object(raw []byte, off int, path string, v reflect.Value) {
-	if string(raw) == "null" {
-		return
-	}
-	if raw[0] != '{' {
-		w.fail(path, lineAt(w.src, off), "want an object {…}, not %s", jsonKind(raw))
-		return
-	}
-	fields := jsonFields(v.Type())
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.Token() // {
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return // json.Unmarshal has vouched for the syntax
-		}
-		key, _ := tok.(string)
-		keyOff := off + int(dec.InputOffset()) - 1
-		var rv json.RawMessage
-		if err := dec.Decode(&rv); err != nil {
-			return
-		}
-		valOff := off + int(dec.InputOffset()) - len(rv)
-		p := key
-		if path != "" {
-			p = path + "." + key
-		}
-		w.lines[p] = lineAt(w.src, keyOff)
-		idx, ok := fields[key]
-		if !ok {
-			// encoding/json matches keys ignoring case, after an exact match.
-			for name, i := range fields {
-				if strings.EqualFold(name, key) {
-					idx, ok = i, true
-					break
-				}
-			}
-		}
-		if !ok {
-			w.fail(path, w.lines[p], "unknown key %s", reconcile.Quote(key))
-			continue
-		}
-		w.value(rv, valOff, p, v.Field(idx))
-	}
-}
-
-func (w *configWalker) array(raw []byte, off int, path string, v reflect.Value) {
-	if string(raw) == "null" {
-		return
-	}
-	if raw[0] != '[' {
-		w.fail(path, lineAt(w.src, off), "want an array […], not %s", jsonKind(raw))
-		return
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.Token() // [
-	v.Set(reflect.MakeSlice(v.Type(), 0, 0))
-	for i := 0; dec.More(); i++ {
-		var rv json.RawMessage
-		if err := dec.Decode(&rv); err != nil {
-			return
-		}
-		valOff := off + int(dec.InputOffset()) - len(rv)
-		p := fmt.Sprintf("%s[%d]", path, i)
-		w.lines[p] = lineAt(w.src, valOff)
-		elem := reflect.New(v.Type().Elem()).Elem()
-		w.value(rv, valOff, p, elem)
-		v.Set(reflect.Append(v, elem))
-	}
-}
-
-// jsonFields maps the JSON keys of a struct type to its fields.
-func jsonFields(t reflect.Type) map[string]int {
-	m := map[string]int{}
-	for i := range t.NumField() {
-		f := t.Field(i)
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		m[name] = i
-	}
-	return m
-}
-
-// jsonKind names the kind of a JSON value for a message.
-func jsonKind(raw []byte) string {
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "true or false"
-	case 'n':
-		return "null"
-	}
-	return "a number"
-}
-
-// decodeTrouble turns an encoding/json error into words for a config's
-// reader, who knows JSON rather than Go types.
-func decodeTrouble(err error) string {
-	var ute *json.UnmarshalTypeError
-	if errors.As(err, &ute) {
-		if error(ute) == err {
-			return fmt.Sprintf("want %s, not %s", goKind(ute.Type), ute.Value)
-		}
-		// An UnmarshalJSON method's own words (Duration's) say it better.
-		return strings.TrimSuffix(err.Error(), ": "+ute.Error())
-	}
-	return strings.ReplaceAll(err.Error(), "json: ", "")
-}
-
-func goKind(t reflect.Type) string {
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		return "a whole number"
-	case reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Bool:
-		return "true or false"
-	case reflect.Map, reflect.Struct:
-		return "an object"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	case reflect.Pointer:
-		return goKind(t.Elem())
-	}
-	return t.String()
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"reconcile/config"
 	"reconcile/ledger/ledgertest"
 )
 
@@ -319,7 +320,7 @@ func TestCheckConfigUnreadable(t *testing.T) {
 // TestCheckConfigReadsLikeLoadConfig: check-config's forgiving decoder
 // reads a sound file exactly as LoadConfig does.
 func TestCheckConfigReadsLikeLoadConfig(t *testing.T) {
-	want, err := LoadConfig("../../reconcile.example.json")
+	want, err := config.Load("../../reconcile.example.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,27 +332,7 @@ func TestCheckConfigReadsLikeLoadConfig(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if line := ck.lines["channels[4].mapping.columns.amount"]; line != 67 {
+	if line := ck.decoded.Lines["channels[4].mapping.columns.amount"]; line != 67 {
 		t.Errorf("line of channels[4].mapping.columns.amount: got %d, want 67", line)
-	}
-}
-
-// TestTemplateTrouble: the path templates check-config accepts.
-func TestTemplateTrouble(t *testing.T) {
-	cases := []struct {
-		path, want string // want "": accepted
-	}{
-		{"/in/{yyyymmdd}_ALL.csv.gz", ""},
-		{"/in/{date}/report-{yyyymmdd}.csv", ""},
-		{"/in/report.csv", "has no {date} or {yyyymmdd}"},
-		{"/in/{Date}.csv", "unknown placeholder {Date}"},
-		{"/in/{date}-{channel}.csv", "unknown placeholder {channel}"},
-		{"", "path is empty"},
-	}
-	for _, tc := range cases {
-		got := templateTrouble(tc.path)
-		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
-			t.Errorf("templateTrouble(%q): got %q, want %q", tc.path, got, tc.want)
-		}
 	}
 }

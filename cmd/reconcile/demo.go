@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"reconcile"
+	"reconcile/config"
 	"reconcile/fixtures"
 	"reconcile/ledger"
 	"reconcile/ledger/tempdb"
@@ -32,37 +33,13 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	log := a.newLogger(level)
-	cfg := DefaultConfig()
-	dsn := a.Getenv(cfg.DatabaseURLEnv)
-	if dsn == "" {
-		log.Info("demo: starting a throwaway PostgreSQL")
-		srv, err := tempdb.Start(ctx, tempdb.Options{})
-		if err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		defer func() {
-			if err := srv.Stop(); err != nil {
-				log.Warn("demo: stopping PostgreSQL failed", "error", err)
-			}
-		}()
-		dsn = srv.DSN("postgres")
-	} else {
-		log.Info("demo: using the database of the environment", "variable", cfg.DatabaseURLEnv)
-	}
-
-	db, err := ledger.Open(ctx, dsn)
+	cfg := config.Default()
+	cfg.OutDir = *out
+	db, stop, err := a.demoDatabase(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	if _, err := db.Migrate(ctx); err != nil {
-		return err
-	}
-	for _, ch := range fixtures.Channels {
-		if err := db.Exec(ctx, ch.LocalSQL()); err != nil {
-			return fmt.Errorf("demo: load %s fixtures: %w", ch.Name, err)
-		}
-	}
+	defer stop()
 
 	// The bills go through the same path a real run takes: files in an
 	// inbox, left there so the reader can open what was reconciled.
@@ -82,24 +59,13 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		if err := os.WriteFile(bill, ch.Bill(), 0o644); err != nil {
 			return err
 		}
-		loc, err := time.LoadLocation(ch.TimeZone)
+		// The defaults of a configured channel, its bill in the inbox.
+		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone, Path: bill}
+		day, err := businessDay("demo", cc, fixtures.Date, "")
 		if err != nil {
 			return err
 		}
-		day, err := reconcile.NewBusinessDay(fixtures.Date, loc)
-		if err != nil {
-			return err
-		}
-		cc := ChannelConfig{Name: ch.Name, Format: ch.Format} // the defaults of a configured channel
-		spec := RunSpec{
-			Channel: ch.Name,
-			Format:  ch.Format,
-			File:    bill,
-			Day:     day,
-			OutDir:  filepath.Join(*out, fixtures.Date, ch.Name),
-			Grace:   cc.grace(),
-			Feed:    cc.feed(day),
-		}
+		spec := newSpec(cfg, cc, day)
 		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
 		res, err := job.Run(ctx, spec)
 		if err != nil {
@@ -127,4 +93,44 @@ type headedNotifier struct {
 func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachment string, d *reports.Delivery) error {
 	fmt.Fprintf(h.w, "\n── The Slack message the %s run would send ──\n\n", h.channel)
 	return h.Notifier.Notify(ctx, msg, attachment, d)
+}
+
+// demoDatabase opens the demo's database, migrated and holding the
+// fixtures' local records: the environment's, else a throwaway PostgreSQL
+// that stop takes down again.
+func (a *App) demoDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*ledger.DB, func(), error) {
+	stopServer := func() {}
+	dsn := a.Getenv(cfg.DatabaseURLEnv)
+	if dsn == "" {
+		log.Info("demo: starting a throwaway PostgreSQL")
+		srv, err := tempdb.Start(ctx, tempdb.Options{})
+		if err != nil {
+			return nil, nil, fmt.Errorf("demo: %w", err)
+		}
+		stopServer = func() {
+			if err := srv.Stop(); err != nil {
+				log.Warn("demo: stopping PostgreSQL failed", "error", err)
+			}
+		}
+		dsn = srv.DSN("postgres")
+	} else {
+		log.Info("demo: using the database of the environment", "variable", cfg.DatabaseURLEnv)
+	}
+	db, err := ledger.Open(ctx, dsn)
+	if err != nil {
+		stopServer()
+		return nil, nil, err
+	}
+	closing := func() { db.Close(); stopServer() }
+	if _, err := db.Migrate(ctx); err != nil {
+		closing()
+		return nil, nil, err
+	}
+	for _, ch := range fixtures.Channels {
+		if err := db.Exec(ctx, ch.LocalSQL()); err != nil {
+			closing()
+			return nil, nil, fmt.Errorf("demo: load %s fixtures: %w", ch.Name, err)
+		}
+	}
+	return db, closing, nil
 }

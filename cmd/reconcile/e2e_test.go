@@ -20,6 +20,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"reconcile"
+	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 	"reconcile/reports"
@@ -228,11 +229,11 @@ func TestSchedulerCatchesUp(t *testing.T) {
 			"type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"+
 				"payment,O-"+date+",,T-"+date+",1.00,USD,"+date+"T10:00:00Z\n"), 0o644)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.OutDir = t.TempDir()
 	cfg.Schedule.LookbackDays = 4
-	cfg.Channels = []ChannelConfig{{Name: "shop", Format: "csv", TimeZone: "UTC",
-		Path: filepath.Join(inbox, "shop-{date}.csv"), Deadline: Duration(14 * time.Hour)}}
+	cfg.Channels = []config.Channel{{Name: "shop", Format: "csv", TimeZone: "UTC",
+		Path: filepath.Join(inbox, "shop-{date}.csv"), Deadline: config.Duration(14 * time.Hour)}}
 	ledgerDB, err := ledger.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestSchedulerCatchesUp(t *testing.T) {
 	var out, log bytes.Buffer
 	now := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) // past 14:00: the 27th's deadline
 	logger := (&App{}).loggerTo(&log, false, nil)
-	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Now: func() time.Time { return now }, Log: logger}
+	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Config: cfg, Now: func() time.Time { return now }, Log: logger}
 	s := &Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: logger}
 
 	s.Tick(context.Background())
@@ -295,7 +296,7 @@ func TestScheduleTickAndStop(t *testing.T) {
 
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		n, _ := db.JournalCount(context.Background())
+		n, _ := ledgertest.JournalCount(context.Background(), db)
 		if n == 2 {
 			break
 		}
@@ -360,7 +361,7 @@ func TestBareDateRunsConfiguredChannels(t *testing.T) {
 }
 
 func TestExampleConfigLoads(t *testing.T) {
-	cfg, err := LoadConfig("../../reconcile.example.json")
+	cfg, err := config.Load("../../reconcile.example.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,11 +370,11 @@ func TestExampleConfigLoads(t *testing.T) {
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")
 	os.WriteFile(bad, []byte(`{"channels":[{"name":"x","time_zone":"Mars/Base"}],"schedule":{"spec":"61 * * * *"},"slak":{}}`), 0o644)
-	if _, err := LoadConfig(bad); err == nil || !strings.Contains(err.Error(), "slak") {
+	if _, err := config.Load(bad); err == nil || !strings.Contains(err.Error(), "slak") {
 		t.Errorf("unknown key: got %v, want an error naming it", err)
 	}
 	os.WriteFile(bad, []byte(`{"channels":[{"name":"x","time_zone":"Mars/Base"}],"schedule":{"spec":"61 * * * *"}}`), 0o644)
-	_, err = LoadConfig(bad)
+	_, err = config.Load(bad)
 	for _, want := range []string{"Mars/Base", "61 * * * *"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("bad config: got %v, want an error naming %q", err, want)
@@ -392,10 +393,10 @@ func TestTwoReplicasTickAtOnce(t *testing.T) {
 			"type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"+
 				"payment,O-"+date+",,T-"+date+",1.00,USD,"+date+"T10:00:00Z\n"), 0o644)
 	}
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.OutDir = t.TempDir()
 	cfg.Schedule.LookbackDays = 5
-	cfg.Channels = []ChannelConfig{{Name: "shop", Format: "csv", TimeZone: "UTC", Path: filepath.Join(inbox, "shop-{date}.csv")}}
+	cfg.Channels = []config.Channel{{Name: "shop", Format: "csv", TimeZone: "UTC", Path: filepath.Join(inbox, "shop-{date}.csv")}}
 	now := func() time.Time { return time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) }
 
 	var wg sync.WaitGroup
@@ -407,7 +408,8 @@ func TestTwoReplicasTickAtOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer replica.Close()
-		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Now: now, LockPoll: 20 * time.Millisecond}
+		cfg.LockPoll = config.Duration(20 * time.Millisecond)
+		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Config: cfg, Now: now}
 		s := &Scheduler{Config: cfg, Job: job, Now: now}
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Tick(context.Background()) }()

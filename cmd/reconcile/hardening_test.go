@@ -20,6 +20,7 @@ import (
 
 	"reconcile"
 	"reconcile/ledger"
+	"reconcile/reports"
 )
 
 // TestUnwritableReportsEndTheRun: when the reports cannot be made (here the
@@ -256,15 +257,15 @@ func TestMisreadDSNPasswordNeverShows(t *testing.T) {
 // the driver repeats said once.
 func TestErrorText(t *testing.T) {
 	long := errors.New("bill.csv:2: column amount: " + strings.Repeat("9", 10<<20))
-	if got := errorText(long); len(got) > maxErrorText+40 || !strings.HasSuffix(got, "(10485787 bytes in all)") {
+	if got := reports.ErrorText(long); len(got) > reports.MaxErrorText+40 || !strings.HasSuffix(got, "(10485787 bytes in all)") {
 		t.Errorf("a 10 MB error: got %d bytes ending %q", len(got), got[max(0, len(got)-40):])
 	}
 	multi := errors.New("failed to connect to `user=recon database=recon`:\n\tdial error: connection refused\n\tdial error: connection refused")
-	if got, want := errorText(multi), "failed to connect to `user=recon database=recon`: dial error: connection refused"; got != want {
+	if got, want := reports.ErrorText(multi), "failed to connect to `user=recon database=recon`: dial error: connection refused"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	secret := errors.New(strings.Repeat("x", maxErrorText-20) + " postgres://recon:Qz7rKv9w@db/recon")
-	if got := errorText(secret); strings.Contains(got, "Qz7r") {
+	secret := errors.New(strings.Repeat("x", reports.MaxErrorText-20) + " postgres://recon:Qz7rKv9w@db/recon")
+	if got := reports.ErrorText(secret); strings.Contains(got, "Qz7r") {
 		t.Errorf("a password at the cut shows: %q", got[len(got)-80:])
 	}
 }
@@ -436,42 +437,6 @@ func rewriteZipEntry(t *testing.T, path, name string, edit func([]byte) []byte) 
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestReportsAsideLetsASignalThrough: a run told to stop while its reports
-// are still being made stops at once; the reports' temporary files are
-// removed when they are done. It used to wait for the workbook first,
-// holding the run's lock.
-func TestReportsAsideLetsASignalThrough(t *testing.T) {
-	a := &reportsAside{done: make(chan madeReports, 1)}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	if _, err := a.wait(ctx); !errors.Is(err, context.Canceled) {
-		t.Fatalf("wait: got %v, want the context's error", err)
-	}
-	returned := make(chan struct{})
-	go func() { a.close(); close(returned) }()
-	select {
-	case <-returned:
-	case <-time.After(5 * time.Second):
-		t.Fatal("close waited for reports still being made")
-	}
-	dir := t.TempDir()
-	tmp := filepath.Join(dir, "reconcile-reports-1")
-	if err := os.Mkdir(tmp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	a.done <- madeReports{rep: &rendered{dir: tmp}} // the reports, done late
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		if _, err := os.Stat(tmp); errors.Is(err, os.ErrNotExist) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the late reports' temporary directory was not removed")
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

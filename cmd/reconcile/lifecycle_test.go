@@ -11,6 +11,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"reconcile"
+	"reconcile/ledger/ledgertest"
 )
 
 const shopHeader = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n"
@@ -101,7 +102,7 @@ INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES (
 	if review := sheetText(t, out2, "2026-11-28", "Review"); strings.Contains(review, "|B|") {
 		t.Errorf("night 2: B reached review:\n%s", review)
 	}
-	journals, _ := db.Journals(ctx)
+	journals, _ := ledgertest.Journals(ctx, db)
 	if len(journals) != 1 || journals[0].IdempotencyKey != "reversal/shop/RY" {
 		t.Fatalf("journals: got %+v, want the reversal of RY", journals)
 	}
@@ -117,7 +118,7 @@ INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES (
 	if superseded != s3.RunID {
 		t.Errorf("first run of the 28th: superseded by %q, want %s", superseded, s3.RunID)
 	}
-	if n, _ := db.JournalCount(ctx); n != 1 {
+	if n, _ := ledgertest.JournalCount(ctx, db); n != 1 {
 		t.Errorf("journals after the corrected file: got %d, want still 1", n)
 	}
 

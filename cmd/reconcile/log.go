@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/mattn/go-isatty"
-	"github.com/robfig/cron/v3"
 
 	"reconcile/reports"
 )
@@ -75,87 +73,8 @@ func (a *App) loggerTo(w io.Writer, text bool, level *logLevel) *slog.Logger {
 	} else {
 		h = slog.NewJSONHandler(w, opts)
 	}
-	return slog.New(redactHandler{h})
+	return slog.New(reports.RedactingHandler(h))
 }
 
 // discardLogger is the logger of a Job built without one.
 var discardLogger = slog.New(slog.DiscardHandler)
-
-// redactHandler passes the message, every string value and every error of
-// a record through reports.RedactSecrets before its handler sees them. The
-// code redacts what it knows may carry a secret (a DSN, an error from the
-// database or Slack); this is the net under all of it, so a secret that
-// reaches a log line by a path nobody thought of is still hidden.
-type redactHandler struct{ h slog.Handler }
-
-func (r redactHandler) Enabled(ctx context.Context, l slog.Level) bool { return r.h.Enabled(ctx, l) }
-
-func (r redactHandler) Handle(ctx context.Context, rec slog.Record) error {
-	out := slog.NewRecord(rec.Time, rec.Level, reports.RedactSecrets(rec.Message), rec.PC)
-	rec.Attrs(func(a slog.Attr) bool {
-		out.AddAttrs(redactAttr(a))
-		return true
-	})
-	return r.h.Handle(ctx, out)
-}
-
-func (r redactHandler) WithAttrs(as []slog.Attr) slog.Handler {
-	red := make([]slog.Attr, len(as))
-	for i, a := range as {
-		red[i] = redactAttr(a)
-	}
-	return redactHandler{r.h.WithAttrs(red)}
-}
-
-func (r redactHandler) WithGroup(name string) slog.Handler { return redactHandler{r.h.WithGroup(name)} }
-
-func redactAttr(a slog.Attr) slog.Attr {
-	v := a.Value.Resolve()
-	switch v.Kind() {
-	case slog.KindString:
-		return slog.String(a.Key, reports.RedactSecrets(v.String()))
-	case slog.KindGroup:
-		g := v.Group()
-		red := make([]slog.Attr, len(g))
-		for i, ga := range g {
-			red[i] = redactAttr(ga)
-		}
-		return slog.Attr{Key: a.Key, Value: slog.GroupValue(red...)}
-	case slog.KindAny:
-		switch x := v.Any().(type) {
-		case error:
-			// An error's text is where a DSN or a token hides; the handler
-			// would print just that text anyway.
-			return slog.String(a.Key, reports.RedactSecrets(x.Error()))
-		case nil:
-			return slog.Attr{Key: a.Key, Value: v}
-		default:
-			// Anything else prints as fmt does; only when that text holds
-			// a secret does it become the redacted text.
-			s := fmt.Sprint(x)
-			if red := reports.RedactSecrets(s); red != s {
-				return slog.String(a.Key, red)
-			}
-		}
-	}
-	return slog.Attr{Key: a.Key, Value: v}
-}
-
-// cronLogger sends robfig/cron's own messages to the log: its routine
-// ones (start, wake, run) at Debug, a tick skipped because the last one is
-// still running at Warn, and its errors (a panic recovered) at Error.
-type cronLogger struct{ log *slog.Logger }
-
-var _ cron.Logger = cronLogger{}
-
-func (c cronLogger) Info(msg string, kv ...any) {
-	if msg == "skip" {
-		c.log.Warn("tick skipped: the previous one is still running", kv...)
-		return
-	}
-	c.log.Debug("cron "+msg, kv...)
-}
-
-func (c cronLogger) Error(err error, msg string, kv ...any) {
-	c.log.Error("cron "+msg, append([]any{"error", err}, kv...)...)
-}

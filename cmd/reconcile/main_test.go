@@ -171,7 +171,7 @@ func TestRunTwiceSameDate(t *testing.T) {
 	if s1.Status != "SUCCEEDED" || s1.ChannelRows != 20 || s1.AutoReversed != 2 || s1.NeedsReview != 6 {
 		t.Errorf("summary: got %+v, want SUCCEEDED, 20 rows, 2 auto reversed, 6 to review", s1)
 	}
-	journals1, err := db.Journals(ctx)
+	journals1, err := ledgertest.Journals(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +231,7 @@ func TestRunTwiceSameDate(t *testing.T) {
 	if len(k1) != 8 || strings.Join(k1, "\n") != strings.Join(k2, "\n") {
 		t.Errorf("findings differ between runs or are not 8:\nfirst:\n%s\nsecond:\n%s", strings.Join(k1, "\n"), strings.Join(k2, "\n"))
 	}
-	journals2, err := db.Journals(ctx)
+	journals2, err := ledgertest.Journals(ctx, db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestConcurrentRunsReverseOnce(t *testing.T) {
 			t.Errorf("run %d: exit %d, stderr:\n%s", i, code, errs[i])
 		}
 	}
-	got, err := db.JournalCount(context.Background())
+	got, err := ledgertest.JournalCount(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -289,7 +289,7 @@ func TestDryRunWritesNothing(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), "select (select count(*) from runs), (select count(*) from findings)").Scan(&runs, &findings); err != nil {
 		t.Fatal(err)
 	}
-	journals, _ := db.JournalCount(context.Background())
+	journals, _ := ledgertest.JournalCount(context.Background(), db)
 	if runs+findings+journals != 0 {
 		t.Errorf("dry run wrote runs=%d findings=%d journals=%d, want nothing", runs, findings, journals)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"reconcile"
+	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 	"reconcile/metrics/metricstest"
@@ -294,7 +295,7 @@ func TestMetricsConfig(t *testing.T) {
 			if tt.metrics != nil {
 				cfg["metrics"] = tt.metrics
 			}
-			_, err := LoadConfig(writeConfig(t, cfg))
+			_, err := config.Load(writeConfig(t, cfg))
 			switch {
 			case tt.want == "" && err != nil:
 				t.Errorf("got %v, want no error", err)
@@ -310,7 +311,7 @@ func TestMetricsConfig(t *testing.T) {
 		!strings.Contains(c.errb.String(), "--metrics-listen") {
 		t.Errorf("bad --metrics-listen: exit %d, want %d naming the flag\n%s", code, ExitUsage, c.errb)
 	}
-	if _, err := LoadConfig("../../reconcile.example.json"); err != nil {
+	if _, err := config.Load("../../reconcile.example.json"); err != nil {
 		t.Errorf("example config: %v", err)
 	}
 }

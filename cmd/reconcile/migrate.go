@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-
-	"reconcile/ledger"
 )
 
 const migrateSynopsis = `reconcile migrate [--dsn DSN] [--config FILE]
@@ -16,21 +14,15 @@ journal_lines). Safe to run again and from several places at once.`
 func (a *App) migrateCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("migrate", migrateSynopsis)
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	config := fs.String("config", "", "config `FILE` (JSON)")
+	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	cfg, err := LoadConfig(*config)
+	cfg, err := loadConfig("migrate", *cfgFile)
 	if err != nil {
-		return usagef("migrate", "%s", err)
+		return err
 	}
-	if *dsn == "" {
-		*dsn = a.Getenv(cfg.DatabaseURLEnv)
-	}
-	if *dsn == "" {
-		return usagef("migrate", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
-	}
-	db, err := ledger.Open(ctx, *dsn)
+	db, err := a.openDB(ctx, "migrate", *dsn, cfg)
 	if err != nil {
 		return err
 	}

@@ -30,14 +30,6 @@ func (noProgress) Stage(string) {}
 func (noProgress) Rows(int64)   {}
 func (noProgress) Done()        {}
 
-// progress returns the job's Progress, never nil.
-func (j *Job) progress() Progress {
-	if j.Progress == nil {
-		return noProgress{}
-	}
-	return j.Progress
-}
-
 // termProgress draws one line on the terminal: a spinner, the stage, the
 // rows read and their rate, and the time the stage has taken. A new stage
 // gets a new bar, so the rate and the time are the stage's own.

@@ -4,9 +4,9 @@ import (
 	"archive/zip"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
+	"time"
 	"unicode"
 
 	"reconcile"
@@ -33,18 +33,11 @@ Prints one line per decision and a closing line with the counts. Exit status
 1 when any decision was not recorded (a conflict, an unknown finding, a
 finding no longer open); the others are recorded all the same.`
 
-// reviewStates maps the Decision column's words to finding states.
-var reviewStates = map[string]string{
-	"approve":     reconcile.StateApproved,
-	"reject":      reconcile.StateRejected,
-	"investigate": reconcile.StateInvestigating,
-}
-
 func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("review", reviewSynopsis)
 	reviewer := fs.String("reviewer", "", "reviewer `NAME` for lines whose Reviewer column is empty (default: $USER)")
-	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	config := fs.String("config", "", "config `FILE` (JSON)")
+	dsnFlag := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
 	level := logLevelFlag(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
@@ -61,15 +54,13 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 		return usagef("review", "unexpected argument %s: import takes one workbook", reconcile.Quote(pos[2]))
 	}
 	file := pos[1]
-	cfg, err := LoadConfig(*config)
+	cfg, err := loadConfig("review", *cfgFile)
 	if err != nil {
-		return usagef("review", "%s", err)
+		return err
 	}
-	if *dsn == "" {
-		*dsn = a.Getenv(cfg.DatabaseURLEnv)
-	}
-	if *dsn == "" {
-		return usagef("review", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
+	dsn, err := a.dsn("review", *dsnFlag, cfg)
+	if err != nil {
+		return err
 	}
 
 	lines, err := reports.ReadDecisions(file)
@@ -79,28 +70,14 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	if *reviewer == "" {
 		*reviewer = a.Getenv("USER")
 	}
-	now := a.Now()
-	decisions := make([]ledger.Decision, len(lines))
-	for i, l := range lines {
-		who := l.Reviewer
-		if who == "" {
-			who = *reviewer
-		}
-		if who == "" {
-			// Checked for every line before any is recorded: a decision
-			// nobody can be held to is worse than none.
-			return usagef("review", "row %d of %s names no reviewer: fill its Reviewer column or pass --reviewer NAME", l.Row, file)
-		}
-		state, ok := reviewStates[l.Decision]
-		if !ok {
-			return fmt.Errorf("%s: row %d: unknown decision %s", file, l.Row, reconcile.Quote(l.Decision))
-		}
-		decisions[i] = ledger.Decision{Ref: l.Ref, Version: l.Version, State: state, Reviewer: who, Note: l.Note, At: now}
+	decisions, err := decisionsOf(file, lines, *reviewer, a.Now())
+	if err != nil {
+		return err
 	}
 
 	log := a.newLogger(level).With("workbook", file)
 	log.Debug("decisions read", "lines", len(decisions))
-	db, err := ledger.Open(ctx, *dsn)
+	db, err := ledger.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
@@ -120,6 +97,28 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	}
 	fmt.Fprintln(a.Stdout, tally.closing())
 	return tally.err()
+}
+
+// decisionsOf turns the workbook's lines into decisions, each by its
+// line's reviewer, else by reviewer. Every line is checked before any is
+// recorded: a decision nobody can be held to is worse than none.
+func decisionsOf(file string, lines []reports.Decision, reviewer string, now time.Time) ([]ledger.Decision, error) {
+	decisions := make([]ledger.Decision, len(lines))
+	for i, l := range lines {
+		who := l.Reviewer
+		if who == "" {
+			who = reviewer
+		}
+		if who == "" {
+			return nil, usagef("review", "row %d of %s names no reviewer: fill its Reviewer column or pass --reviewer NAME", l.Row, file)
+		}
+		state, ok := reconcile.DecisionState(l.Decision)
+		if !ok {
+			return nil, fmt.Errorf("%s: row %d: unknown decision %s", file, l.Row, reconcile.Quote(l.Decision))
+		}
+		decisions[i] = ledger.Decision{Ref: l.Ref, Version: l.Version, State: state, Reviewer: who, Note: l.Note, At: now}
+	}
+	return decisions, nil
 }
 
 // decide records one decision; an approved duplicate carries its reversal,
@@ -163,7 +162,7 @@ func (a *App) unreadable(file string, err error) error {
 func decisionLine(d ledger.Decision, r ledger.DecisionResult) string {
 	detail := r.Detail
 	if r.Outcome == ledger.OutcomeRecorded {
-		what := d.State + " by " + d.Reviewer
+		what := string(d.State) + " by " + d.Reviewer
 		if r.Posted {
 			detail += " posted"
 		}
@@ -254,30 +253,4 @@ func plural(n int, word string) string {
 		return "1 " + word
 	}
 	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// parseInterspersed parses flags wherever they stand among the positional
-// arguments, which it returns: the flag package stops at the first
-// non-flag, and `review import FILE --reviewer NAME` is as natural as the
-// flags first. After "--" everything is positional.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	onceEach(fs)
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, err // the flag package has printed the usage
-			}
-			return nil, usagef(fs.Name(), "%s", err)
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
 }

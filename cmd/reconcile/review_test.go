@@ -13,6 +13,7 @@ import (
 
 	"reconcile"
 	"reconcile/ledger"
+	"reconcile/ledger/ledgertest"
 )
 
 // reviewLine is a line of a Review sheet: its row and its cells by header.
@@ -115,7 +116,7 @@ func findingState(t *testing.T, db *ledger.DB, ref string) ledger.ReviewedFindin
 
 func journalKeys(t *testing.T, db *ledger.DB) []string {
 	t.Helper()
-	js, err := db.Journals(context.Background())
+	js, err := ledgertest.Journals(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,12 +171,12 @@ func TestReviewImport(t *testing.T) {
 			}
 		}
 		for ref, want := range map[string][2]string{
-			dupRef:      {reconcile.StateApproved, "alice"},
-			mismatchRef: {reconcile.StateRejected, "alice"},
-			missingRef:  {reconcile.StateInvestigating, "dave"},
+			dupRef:      {string(reconcile.StateApproved), "alice"},
+			mismatchRef: {string(reconcile.StateRejected), "alice"},
+			missingRef:  {string(reconcile.StateInvestigating), "dave"},
 		} {
 			f := findingState(t, db, ref)
-			if f.State != want[0] || f.DecidedBy != want[1] || f.Version != 1 || f.DecidedAt.IsZero() {
+			if string(f.State) != want[0] || f.DecidedBy != want[1] || f.Version != 1 || f.DecidedAt.IsZero() {
 				t.Errorf("finding %s: %s by %q version %d at %v, want %s by %s version 1 with a time",
 					ref, f.State, f.DecidedBy, f.Version, f.DecidedAt, want[0], want[1])
 			}

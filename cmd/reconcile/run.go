@@ -11,8 +11,9 @@ import (
 
 	"reconcile"
 	"reconcile/channelfeed"
+	"reconcile/config"
 	"reconcile/ledger"
-	"reconcile/reports"
+	"reconcile/metrics"
 )
 
 const runSynopsis = `reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [--format FORMAT]
@@ -73,24 +74,21 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	cfg, err := LoadConfig(f.config)
+	cfg, err := loadConfig("run", f.config)
 	if err != nil {
-		return usagef("run", "%s", err)
+		return err
 	}
 	specs, err := f.specs(cfg)
 	if err != nil {
 		return err
 	}
-	dsn := f.dsn
-	if dsn == "" {
-		dsn = a.Getenv(cfg.DatabaseURLEnv)
-	}
-	if dsn == "" {
-		return usagef("run", "no database: pass --dsn or set %s (or try 'reconcile demo')", cfg.DatabaseURLEnv)
+	dsn, err := a.dsn("run", f.dsn, cfg)
+	if err != nil {
+		return err
 	}
 
 	obs := a.runObserver(f.metricsFile, specs)
-	job := a.newJob(cfg, obs.notifier(a.notifier(cfg, f.dryRun)))
+	job := a.newJob(cfg, counted(a.notifier(cfg, f.dryRun), obs))
 	job.Log, job.Progress = a.logAndProgress(f.logLevel)
 	job.Log.Debug("opening the database", "dsn", ledger.RedactDSN(dsn))
 	db, err := ledger.Open(ctx, dsn)
@@ -98,22 +96,22 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 		for _, s := range specs {
 			job.Fail(ctx, s, err)
 		}
-		obs.notStarted(specs)
-		return obs.writeFile(f.metricsFile, err)
+		obs.NotStarted(specChannels(specs))
+		return obs.WriteFile(f.metricsFile, err)
 	}
 	defer db.Close()
 	job.DB = db
-	return obs.writeFile(f.metricsFile, a.runAll(ctx, job, specs, obs))
+	return obs.WriteFile(f.metricsFile, a.runAll(ctx, job, specs, obs))
 }
 
 // runAll runs the specs one after another; a failed channel does not stop
 // the others, but makes the whole command fail.
-func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *observer) error {
+func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *metrics.Observer) error {
 	var failed []error
 	for _, s := range specs {
 		start := time.Now()
 		res, err := job.Run(ctx, s)
-		obs.ran(s.Channel, res, err, time.Since(start))
+		obs.Ran(s.Channel, res, err, time.Since(start))
 		if err != nil {
 			failed = append(failed, fmt.Errorf("%s %s: %w", s.Channel, s.Day, err))
 			continue
@@ -132,18 +130,15 @@ func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *observ
 }
 
 // specs turns the flags and the config into the runs to do.
-func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
-	var channels []ChannelConfig
+func (f *runFlags) specs(cfg config.Config) ([]RunSpec, error) {
+	var channels []config.Channel
 	switch {
 	case f.channel != "":
 		if err := reconcile.CheckChannelName(f.channel); err != nil {
 			return nil, usagef("run", "--channel: %s", err)
 		}
-		ch, ok := cfg.Channel(f.channel)
-		if !ok {
-			ch = ChannelConfig{Name: f.channel}
-		}
-		channels = []ChannelConfig{ch}
+		ch, _ := cfg.Lookup(f.channel)
+		channels = []config.Channel{ch}
 	case f.file != "":
 		return nil, usagef("run", "--file needs --channel")
 	case len(cfg.Channels) == 0:
@@ -157,77 +152,45 @@ func (f *runFlags) specs(cfg Config) ([]RunSpec, error) {
 	}
 	var specs []RunSpec
 	for _, ch := range channels {
-		format := ch.Format
-		if f.format != "" {
-			format = f.format
-		}
-		zone := ch.TimeZone
-		if zone == "" {
-			zone = defaultZone(format)
-		}
-		if f.tz != "" {
-			zone = f.tz
-		}
-		loc, err := time.LoadLocation(zone)
+		spec, err := f.spec(cfg, ch, len(channels) > 1)
 		if err != nil {
-			return nil, usagef("run", "--tz %s: not an IANA time zone", reconcile.Quote(zone))
+			return nil, err
 		}
-		day, err := reconcile.NewBusinessDay(f.date, loc)
-		if err != nil {
-			return nil, usagef("run", "--date: %s", err)
-		}
-		if format == "" {
-			return nil, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
-		}
-		if _, err := channelfeed.Lookup(format); err != nil {
-			return nil, usagef("run", "--format: %s", err)
-		}
-		file := ch.FilePath(day.Date)
-		if f.file != "" {
-			file = f.file
-		}
-		if file == "" {
-			return nil, usagef("run", "--file is required for channel %s (no path template configured)", ch.Name)
-		}
-		out := f.out
-		if out == "" {
-			out = filepath.Join(cfg.OutDir, day.String(), ch.Name)
-		} else if len(channels) > 1 {
-			out = filepath.Join(out, ch.Name)
-		}
-		if !shard.Whole() {
-			out = filepath.Join(out, fmt.Sprintf("shard-%d-of-%d", shard.Index, shard.Count))
-		}
-		specs = append(specs, RunSpec{Channel: ch.Name, Format: format, File: file, Day: day, OutDir: out,
-			DryRun: f.dryRun, Force: f.force, Grace: ch.grace(), Feed: ch.feed(day), Shard: shard})
+		spec.Shard, spec.OutDir = shard, shardDir(spec.OutDir, shard)
+		specs = append(specs, spec)
 	}
 	return specs, nil
 }
 
-// newJob returns a job configured by cfg, without its database.
-func (a *App) newJob(cfg Config, n reports.Notifier) *Job {
-	return &Job{Notifier: n, Now: a.Now, Log: a.newLogger(nil), Top: cfg.Slack.Top,
-		Lease: time.Duration(cfg.Lease), StillOpenDays: cfg.StillOpenDays, MemoryDays: cfg.MemoryDays,
-		ReviewMaxLines: cfg.ReviewMaxLines}
-}
-
-// notifier picks where alerts go: printed on a dry run; else a Slack bot
-// with token and channel; else a webhook; else printed.
-func (a *App) notifier(cfg Config, dryRun bool) reports.Notifier {
-	if dryRun {
-		return reports.NewPrintNotifier(a.Stdout)
+// spec is the run of one channel: the config's, with what the flags say
+// instead.
+func (f *runFlags) spec(cfg config.Config, ch config.Channel, several bool) (RunSpec, error) {
+	if f.format != "" {
+		ch.Format = f.format
 	}
-	token := a.Getenv(cfg.Slack.TokenEnv)
-	channel := cfg.Slack.Channel
-	if channel == "" {
-		channel = a.Getenv(cfg.Slack.ChannelEnv)
+	day, err := businessDay("run", ch, f.date, f.tz)
+	if err != nil {
+		return RunSpec{}, err
 	}
-	retry := reports.Retry{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
-	if token != "" && channel != "" {
-		return reports.NewBotNotifier(token, channel, retry, a.SlackOptions...)
+	if ch.Format == "" {
+		return RunSpec{}, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
 	}
-	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
-		return reports.NewWebhookNotifier(url, a.HTTPClient, retry)
+	if _, err := channelfeed.Lookup(ch.Format); err != nil {
+		return RunSpec{}, usagef("run", "--format: %s", err)
 	}
-	return reports.NewPrintNotifier(a.Stdout)
+	spec := newSpec(cfg, ch, day)
+	spec.DryRun, spec.Force = f.dryRun, f.force
+	if f.file != "" {
+		spec.File = f.file
+	}
+	if spec.File == "" {
+		return RunSpec{}, usagef("run", "--file is required for channel %s (no path template configured)", ch.Name)
+	}
+	switch {
+	case f.out != "" && several:
+		spec.OutDir = filepath.Join(f.out, ch.Name)
+	case f.out != "":
+		spec.OutDir = f.out
+	}
+	return spec, nil
 }

@@ -5,14 +5,14 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"path/filepath"
 	"time"
 
 	"github.com/robfig/cron/v3"
 
 	"reconcile"
 	"reconcile/channelfeed"
-	"reconcile/ledger"
+	"reconcile/config"
+	"reconcile/metrics"
 	"reconcile/reports"
 )
 
@@ -34,36 +34,30 @@ metrics on /metrics and a health check on /healthz.`
 
 func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("schedule", scheduleSynopsis)
-	config := fs.String("config", "", "config `FILE` (JSON, required)")
+	cfgFile := fs.String("config", "", "config `FILE` (JSON, required)")
 	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	level := logLevelFlag(fs)
 	metricsListen := fs.String("metrics-listen", "", "serve /metrics and /healthz on `ADDR`, such as 127.0.0.1:9464 (default: the config's metrics.listen, else none)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if *config == "" {
+	if *cfgFile == "" {
 		return usagef("schedule", "--config is required: it names the channels")
 	}
-	cfg, err := LoadConfig(*config)
+	cfg, err := loadConfig("schedule", *cfgFile)
 	if err != nil {
-		return usagef("schedule", "%s", err)
+		return err
 	}
 	if *metricsListen != "" {
-		if err := checkListen(*metricsListen); err != nil {
+		if err := config.CheckListen(*metricsListen); err != nil {
 			return usagef("schedule", "--metrics-listen: %s", err)
 		}
 		cfg.Metrics.Listen = *metricsListen
 	}
 	if len(cfg.Channels) == 0 {
-		return usagef("schedule", "config %s names no channels", *config)
+		return usagef("schedule", "config %s names no channels", *cfgFile)
 	}
-	if *dsn == "" {
-		*dsn = a.Getenv(cfg.DatabaseURLEnv)
-	}
-	if *dsn == "" {
-		return usagef("schedule", "no database: pass --dsn or set %s", cfg.DatabaseURLEnv)
-	}
-	db, err := ledger.Open(ctx, *dsn)
+	db, err := a.openDB(ctx, "schedule", *dsn, cfg)
 	if err != nil {
 		return err
 	}
@@ -76,7 +70,7 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	job.DB, job.Log = db, logger
 	s := &Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
 	s.Metrics = a.scheduleObserver(cfg, job)
-	loc, _ := time.LoadLocation(cfg.Schedule.TimeZone) // validated by LoadConfig
+	loc, _ := time.LoadLocation(cfg.Schedule.TimeZone) // validated by config.Load
 	cl := cronLogger{logger}
 	c := cron.New(
 		cron.WithLocation(loc),
@@ -86,7 +80,7 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	if _, err := c.AddFunc(cfg.Schedule.Spec, func() { s.Tick(ctx) }); err != nil {
 		return usagef("schedule", "schedule.spec %s: %s", reconcile.Quote(cfg.Schedule.Spec), err)
 	}
-	stopMetrics, err := s.Metrics.serve(cfg.Metrics, db, func() { c.Entries() }, logger)
+	stopMetrics, err := s.Metrics.Serve(cfg.Metrics.Listen, cfg.Metrics.Stale(), db.Ping, func() { c.Entries() }, logger)
 	if err != nil {
 		return err
 	}
@@ -104,13 +98,13 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 
 // Scheduler decides what a tick reconciles, and does it.
 type Scheduler struct {
-	Config Config
+	Config config.Config
 	Job    *Job
 	Now    func() time.Time
 	Log    *slog.Logger // nil: nothing is logged
 	// Metrics is told of every run, overdue file and sign of life; nil
 	// when metrics are off.
-	Metrics *observer
+	Metrics *metrics.Observer
 }
 
 func (s *Scheduler) log() *slog.Logger {
@@ -140,49 +134,16 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 	for _, ch := range s.Config.Channels {
 		loc, err := time.LoadLocation(ch.TimeZone)
 		if err != nil {
-			continue // LoadConfig refuses such a config
+			continue // config.Load refuses such a config
 		}
 		local := now.In(loc)
 		for back := s.Config.Schedule.LookbackDays; back >= 1; back-- {
 			date := time.Date(local.Year(), local.Month(), local.Day()-back, 0, 0, 0, 0, loc)
-			day := reconcile.BusinessDay{Date: date, Location: loc}
-			d := Due{
-				Spec: RunSpec{
-					Channel: ch.Name,
-					Format:  ch.Format,
-					File:    ch.FilePath(date),
-					Day:     day,
-					OutDir:  filepath.Join(s.Config.OutDir, day.String(), ch.Name),
-					Grace:   ch.grace(),
-					Feed:    ch.feed(day),
-				},
-				Deadline: ch.deadline(day.End()),
-			}
-			file, err := channelfeed.Fingerprint(d.Spec.File)
-			if err != nil {
-				if !errors.Is(err, fs.ErrNotExist) {
-					// There but unreadable: a run says so, loudly.
-					d.Ready = true
-					due = append(due, d)
-					continue
-				}
-				d.Overdue = now.After(d.Deadline)
-				due = append(due, d)
-				continue
-			}
-			if s.Job.DB == nil {
-				// check-config without a database: past runs are
-				// unknown, so every file there is listed.
-				d.Ready = true
-				due = append(due, d)
-				continue
-			}
-			done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, file.SHA256)
+			d, ok, err := s.look(ctx, ch, reconcile.BusinessDay{Date: date, Location: loc}, now)
 			if err != nil {
 				return nil, err
 			}
-			if !done {
-				d.Ready = true
+			if ok {
 				due = append(due, d)
 			}
 		}
@@ -190,21 +151,50 @@ func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
 	return due, nil
 }
 
+// look says whether the file of ch's day is due (ok), and how.
+func (s *Scheduler) look(ctx context.Context, ch config.Channel, day reconcile.BusinessDay, now time.Time) (d Due, ok bool, err error) {
+	d = Due{Spec: newSpec(s.Config, ch, day), Deadline: ch.OverdueAt(day.End())}
+	file, err := channelfeed.Fingerprint(d.Spec.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.Overdue = now.After(d.Deadline)
+		return d, true, nil
+	case err != nil:
+		// There but unreadable: a run says so, loudly.
+		d.Ready = true
+		return d, true, nil
+	case s.Job.DB == nil:
+		// check-config without a database: past runs are unknown, so
+		// every file there is listed.
+		d.Ready = true
+		return d, true, nil
+	}
+	done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, file.SHA256)
+	d.Ready = !done
+	return d, !done, err
+}
+
 // Tick reconciles what Plan finds, one run at a time; alerts the files
 // past their deadline, once per channel and date; and sends again the
 // alerts of runs that could not be sent. A failed channel is alerted by the
 // job and does not stop the others.
 func (s *Scheduler) Tick(ctx context.Context) {
-	s.Metrics.tickStarted()
-	defer s.Metrics.tickDone()
+	s.Metrics.TickStarted()
+	defer s.Metrics.TickDone()
 	due, err := s.Plan(ctx)
 	if err != nil {
 		s.log().Error("tick not planned", "error", err)
 		return
 	}
-	s.Metrics.planned(due)
+	overdue := map[string]int{}
 	for _, d := range due {
-		s.Metrics.beat()
+		if d.Overdue {
+			overdue[d.Spec.Channel]++
+		}
+	}
+	s.Metrics.Overdue(overdue)
+	for _, d := range due {
+		s.Metrics.Beat()
 		if ctx.Err() != nil {
 			return
 		}
@@ -213,30 +203,38 @@ func (s *Scheduler) Tick(ctx context.Context) {
 		case d.Ready:
 			start := time.Now()
 			res, err := s.Job.Run(ctx, spec)
-			s.Metrics.ran(spec.Channel, res, err, time.Since(start))
+			s.Metrics.Ran(spec.Channel, res, err, time.Since(start))
 			if err != nil {
 				continue // the job has logged it, with its run id
 			}
 			s.log().Info("scheduled run done", "run_id", res.Run.ID, "channel", spec.Channel,
 				"business_date", spec.Day.String(), "needs_review", res.NeedsReview(), "replay", res.Replay)
 		case d.Overdue:
-			// No run yet, so no run id: the channel and date say which.
-			log := s.log().With("channel", spec.Channel, "business_date", spec.Day.String())
-			first, err := s.Job.DB.ClaimOverdue(ctx, spec.Channel, spec.Day)
-			if err != nil {
-				log.Error("overdue file not claimed", "error", err)
-				continue
-			}
-			if !first {
-				continue
-			}
-			log.Warn("settlement file overdue", "file", spec.File, "deadline", d.Deadline)
-			if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline), "", nil); err != nil {
-				log.Warn("overdue alert not sent", "error", err)
-			}
+			s.overdue(ctx, d)
 		}
 	}
 	s.resendAlerts(ctx)
+}
+
+// overdue alerts a file past its deadline, once: of several replicas,
+// the one that claims it.
+func (s *Scheduler) overdue(ctx context.Context, d Due) {
+	spec := d.Spec
+	// No run yet, so no run id: the channel and date say which.
+	log := s.log().With("channel", spec.Channel, "business_date", spec.Day.String())
+	first, err := s.Job.DB.ClaimOverdue(ctx, spec.Channel, spec.Day)
+	if err != nil {
+		log.Error("overdue file not claimed", "error", err)
+		return
+	}
+	if !first {
+		return
+	}
+	log.Warn("settlement file overdue", "file", spec.File, "deadline", d.Deadline)
+	msg := reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline)
+	if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), msg, "", nil); err != nil {
+		log.Warn("overdue alert not sent", "error", err)
+	}
 }
 
 // resendAlerts sends the alerts that failed within the lookback window.
@@ -256,4 +254,23 @@ func (s *Scheduler) resendAlerts(ctx context.Context) {
 			s.log().Info("alert sent again", "run_id", id)
 		}
 	}
+}
+
+// cronLogger sends robfig/cron's own messages to the log: its routine
+// ones (start, wake, run) at Debug, a tick skipped because the last one is
+// still running at Warn, and its errors (a panic recovered) at Error.
+type cronLogger struct{ log *slog.Logger }
+
+var _ cron.Logger = cronLogger{}
+
+func (c cronLogger) Info(msg string, kv ...any) {
+	if msg == "skip" {
+		c.log.Warn("tick skipped: the previous one is still running", kv...)
+		return
+	}
+	c.log.Debug("cron "+msg, kv...)
+}
+
+func (c cronLogger) Error(err error, msg string, kv ...any) {
+	c.log.Error("cron "+msg, append([]any{"error", err}, kv...)...)
 }

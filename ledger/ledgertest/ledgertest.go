@@ -6,6 +6,9 @@
 // copy made with CREATE DATABASE … TEMPLATE, which is much faster than
 // migrating every time. Where the server does not let us create databases,
 // each test gets a schema of its own instead.
+//
+// It also reads back what only tests need to see of a database, such as
+// every journal posted (Journals, JournalCount).
 package ledgertest
 
 import (

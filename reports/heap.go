@@ -1,4 +1,4 @@
-package main
+package reports
 
 import (
 	"runtime/metrics"

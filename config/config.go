@@ -1,4 +1,10 @@
-package main
+// Package config is the job's configuration file: its settings, their
+// defaults (every default of the job is set here, once), and the checks
+// that refuse a config before a run starts rather than at 03:00.
+//
+// Secrets are never in the file: it names the environment variables that
+// hold them.
+package config
 
 import (
 	"encoding/json"
@@ -14,8 +20,7 @@ import (
 	"reconcile/inputfile"
 )
 
-// Config is the job's configuration file, JSON. Flags override it. Secrets
-// are never in the file: it names the environment variables holding them.
+// Config is the job's configuration file, JSON. Flags override it.
 type Config struct {
 	// DatabaseURLEnv names the variable with the DSN (default RECONCILE_DATABASE_URL).
 	DatabaseURLEnv string `json:"database_url_env"`
@@ -23,8 +28,11 @@ type Config struct {
 	// Lease is how long a run holds its channel and date without renewing
 	// (default 15m): what a stuck or cut-off holder can cost.
 	Lease Duration `json:"lease"`
+	// LockPoll is how often a run waiting for another run of its channel
+	// and date looks again whether it may go ahead (default 1s).
+	LockPoll Duration `json:"lock_poll,omitempty"`
 	// StillOpenDays: a finding open longer is listed again in the alert
-	// (default 3).
+	// (default 3; negative: never).
 	StillOpenDays int `json:"still_open_days"`
 	// MemoryDays is how many earlier business dates' files a run looks
 	// back on for a key settled before (default 7).
@@ -32,17 +40,17 @@ type Config struct {
 	// ReviewMaxLines is how many review lines a workbook holds (default
 	// 50,000); past it the workbook holds the first ones and says where
 	// the CSV export of all of them is.
-	ReviewMaxLines int             `json:"review_max_lines"`
-	Schedule       ScheduleConfig  `json:"schedule"`
-	Slack          SlackConfig     `json:"slack"`
-	Channels       []ChannelConfig `json:"channels"`
+	ReviewMaxLines int       `json:"review_max_lines"`
+	Schedule       Schedule  `json:"schedule"`
+	Slack          Slack     `json:"slack"`
+	Channels       []Channel `json:"channels"`
 	// Metrics serves Prometheus metrics and a health check from `reconcile
 	// schedule` (off by default).
-	Metrics MetricsConfig `json:"metrics"`
+	Metrics Metrics `json:"metrics"`
 }
 
-// ScheduleConfig says when `reconcile schedule` ticks.
-type ScheduleConfig struct {
+// Schedule says when `reconcile schedule` ticks.
+type Schedule struct {
 	Spec     string `json:"spec"`      // cron spec, default "0 3 * * *"
 	TimeZone string `json:"time_zone"` // IANA name the spec is read in, default UTC
 	// LookbackDays: each tick looks this many business dates back for
@@ -50,10 +58,10 @@ type ScheduleConfig struct {
 	LookbackDays int `json:"lookback_days"`
 }
 
-// SlackConfig names where alerts go. With a token and a channel the alert is
+// Slack names where alerts go. With a token and a channel the alert is
 // posted with the workbook attached; with only a webhook, the message alone;
 // with neither it is printed.
-type SlackConfig struct {
+type Slack struct {
 	TokenEnv   string `json:"token_env"`   // default SLACK_BOT_TOKEN
 	Channel    string `json:"channel"`     // e.g. "#payments-recon"; or:
 	ChannelEnv string `json:"channel_env"` // default SLACK_CHANNEL
@@ -66,8 +74,8 @@ type SlackConfig struct {
 	RetryBudget   Duration `json:"retry_budget"`
 }
 
-// ChannelConfig is one payment channel.
-type ChannelConfig struct {
+// Channel is one payment channel.
+type Channel struct {
 	Name   string `json:"name"`   // as in orders.channel and refunds.channel
 	Format string `json:"format"` // settlement format: wechatpay, alipay, stripe, adyen, csv, mapped
 	// Path is the settlement file's path template: {date} is YYYY-MM-DD,
@@ -113,8 +121,8 @@ const (
 	defaultDaysAfter  = 2
 )
 
-// rowWindow is the channel's window with its defaults.
-func (ch ChannelConfig) rowWindow() RowWindow {
+// Window is the channel's row window with its defaults.
+func (ch Channel) Window() RowWindow {
 	w := RowWindow{DaysBefore: defaultDaysBefore, DaysAfter: defaultDaysAfter}
 	if ch.RowWindow != nil {
 		if ch.RowWindow.DaysBefore > 0 {
@@ -150,16 +158,18 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 // MarshalJSON writes the duration as a string.
 func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
 
-// grace is the channel's cut-off window.
-func (ch ChannelConfig) grace() time.Duration {
+// CutOff is the channel's cut-off window (the "grace" setting; "0s" turns
+// it off, absent is the default).
+func (ch Channel) CutOff() time.Duration {
 	if ch.Grace == nil {
 		return 30 * time.Minute
 	}
 	return time.Duration(*ch.Grace)
 }
 
-// deadline is when the channel's file for day is overdue.
-func (ch ChannelConfig) deadline(dayEnd time.Time) time.Time {
+// OverdueAt is when the channel's file of the day ending at dayEnd is
+// overdue.
+func (ch Channel) OverdueAt(dayEnd time.Time) time.Time {
 	d := time.Duration(ch.Deadline)
 	if d == 0 {
 		d = 14 * time.Hour
@@ -167,15 +177,15 @@ func (ch ChannelConfig) deadline(dayEnd time.Time) time.Time {
 	return dayEnd.Add(d)
 }
 
-// feed returns the channel's parser settings for the file of day.
-func (ch ChannelConfig) feed(day reconcile.BusinessDay) channelfeed.Options {
-	w := ch.rowWindow()
+// Feed returns the channel's parser settings for the file of day.
+func (ch Channel) Feed(day reconcile.BusinessDay) channelfeed.Options {
+	w := ch.Window()
 	return channelfeed.Options{OrderKey: ch.OrderMetadataKey, RefundKey: ch.RefundMetadataKey, Mapping: ch.Mapping,
 		Earliest: day.Start().AddDate(0, 0, -w.DaysBefore), Latest: day.End().AddDate(0, 0, w.DaysAfter)}
 }
 
-// DefaultConfig is what applies without a config file.
-func DefaultConfig() Config {
+// Default is what applies without a config file.
+func Default() Config {
 	c := Config{}
 	c.applyDefaults()
 	return c
@@ -209,6 +219,9 @@ func (c *Config) applyDefaults() {
 	if c.Lease == 0 {
 		c.Lease = Duration(15 * time.Minute)
 	}
+	if c.LockPoll == 0 {
+		c.LockPoll = Duration(time.Second)
+	}
 	if c.StillOpenDays == 0 {
 		c.StillOpenDays = 3
 	}
@@ -223,15 +236,15 @@ func (c *Config) applyDefaults() {
 	}
 	for i := range c.Channels {
 		if c.Channels[i].TimeZone == "" {
-			c.Channels[i].TimeZone = defaultZone(c.Channels[i].Format)
+			c.Channels[i].TimeZone = DefaultZone(c.Channels[i].Format)
 		}
 	}
 }
 
-// defaultZone is the business time zone of a format's channel when the
+// DefaultZone is the business time zone of a format's channel when the
 // config names none: WeChat Pay and Alipay cut their day at midnight in
 // China; the others have no zone of their own.
-func defaultZone(format string) string {
+func DefaultZone(format string) string {
 	switch format {
 	case "wechatpay", "alipay":
 		return "Asia/Shanghai"
@@ -243,18 +256,18 @@ func defaultZone(format string) string {
 // their mappings is a few tens of kilobytes.
 const maxConfigBytes = 1 << 20
 
-// readConfig reads a config file as every file the job did not write is
-// read: a regular file only (a named pipe would block), of bounded size.
-func readConfig(path string) ([]byte, error) {
+// Read reads a config file as every file the job did not write is read:
+// a regular file only (a named pipe would block), of bounded size.
+func Read(path string) ([]byte, error) {
 	return inputfile.ReadFile(path, "config", maxConfigBytes)
 }
 
-// LoadConfig reads and checks a config file; an empty path gives the defaults.
-func LoadConfig(path string) (Config, error) {
+// Load reads and checks a config file; an empty path gives the defaults.
+func Load(path string) (Config, error) {
 	if path == "" {
-		return DefaultConfig(), nil
+		return Default(), nil
 	}
-	b, err := readConfig(path)
+	b, err := Read(path)
 	if err != nil {
 		return Config{}, err
 	}
@@ -272,14 +285,14 @@ func LoadConfig(path string) (Config, error) {
 }
 
 func (c *Config) validate() error {
-	return errors.Join(c.problems()...)
+	return errors.Join(c.Problems()...)
 }
 
-// problems lists everything wrong with the config, not only the first
-// thing: LoadConfig refuses the config on any of them, check-config prints
-// each on a line of its own. Each is a *fieldError naming its setting, so
+// Problems lists everything wrong with the config, not only the first
+// thing: Load refuses the config on any of them, check-config prints each
+// on a line of its own. Each is a *FieldError naming its setting, so
 // check-config can say on which line of the file it is.
-func (c *Config) problems() []error {
+func (c *Config) Problems() []error {
 	var errs []error
 	if _, err := time.LoadLocation(c.Schedule.TimeZone); err != nil {
 		errs = append(errs, fieldErrorf("schedule.time_zone", "schedule.time_zone %s: %s", reconcile.Quote(c.Schedule.TimeZone), zoneTrouble(err)))
@@ -293,10 +306,13 @@ func (c *Config) problems() []error {
 	if time.Duration(c.Lease) < 30*time.Second {
 		errs = append(errs, fieldErrorf("lease", "lease %s: want at least 30s", time.Duration(c.Lease)))
 	}
+	if p := time.Duration(c.LockPoll); p < 10*time.Millisecond || p > time.Minute {
+		errs = append(errs, fieldErrorf("lock_poll", "lock_poll %s: want 10ms to 1m", p))
+	}
 	errs = append(errs, c.Metrics.problems()...)
 	seen := map[string]int{}
 	for i, ch := range c.Channels {
-		at, where := ch.where(i)
+		at, where := ch.Where(i)
 		if err := reconcile.CheckChannelName(ch.Name); err != nil {
 			errs = append(errs, fieldErrorf(at+".name", "%s: %s", where, err))
 		} else if first, ok := seen[ch.Name]; ok {
@@ -304,39 +320,47 @@ func (c *Config) problems() []error {
 		} else {
 			seen[ch.Name] = i
 		}
-		if _, err := time.LoadLocation(ch.TimeZone); err != nil {
-			errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %s: %s", where, reconcile.Quote(ch.TimeZone), zoneTrouble(err)))
-		}
-		if ch.Format != "" {
-			if _, err := channelfeed.Lookup(ch.Format); err != nil {
-				errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
-			}
-		}
-		if w := ch.RowWindow; w != nil {
-			if w.DaysBefore < 0 || w.DaysBefore > 3660 {
-				errs = append(errs, fieldErrorf(at+".row_window.days_before", "%s: row_window.days_before %d: want 1 to 3660 (0 for the default, %d)", where, w.DaysBefore, defaultDaysBefore))
-			}
-			if w.DaysAfter < 0 || w.DaysAfter > 366 {
-				errs = append(errs, fieldErrorf(at+".row_window.days_after", "%s: row_window.days_after %d: want 1 to 366 (0 for the default, %d)", where, w.DaysAfter, defaultDaysAfter))
-			}
-		}
-		switch {
-		case ch.Format == "mapped" && ch.Mapping == nil:
-			errs = append(errs, fieldErrorf(at+".format", "%s: format mapped needs a \"mapping\"", where))
-		case ch.Format == "mapped":
-			if err := ch.Mapping.Validate(); err != nil {
-				errs = append(errs, fieldErrorf(at+".mapping", "%s: %w", where, err))
-			}
-		case ch.Mapping != nil:
-			errs = append(errs, fieldErrorf(at+".mapping", "%s: a \"mapping\" is only read by format mapped, not %s", where, reconcile.Quote(ch.Format)))
-		}
+		errs = append(errs, ch.problems(at, where)...)
 	}
 	return errs
 }
 
-// where names the i-th channel in messages: its JSON path, and the path
+// problems lists what is wrong with one channel's settings; at is its
+// JSON path, where its name for a reader.
+func (ch Channel) problems(at, where string) []error {
+	var errs []error
+	if _, err := time.LoadLocation(ch.TimeZone); err != nil {
+		errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %s: %s", where, reconcile.Quote(ch.TimeZone), zoneTrouble(err)))
+	}
+	if ch.Format != "" {
+		if _, err := channelfeed.Lookup(ch.Format); err != nil {
+			errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
+		}
+	}
+	if w := ch.RowWindow; w != nil {
+		if w.DaysBefore < 0 || w.DaysBefore > 3660 {
+			errs = append(errs, fieldErrorf(at+".row_window.days_before", "%s: row_window.days_before %d: want 1 to 3660 (0 for the default, %d)", where, w.DaysBefore, defaultDaysBefore))
+		}
+		if w.DaysAfter < 0 || w.DaysAfter > 366 {
+			errs = append(errs, fieldErrorf(at+".row_window.days_after", "%s: row_window.days_after %d: want 1 to 366 (0 for the default, %d)", where, w.DaysAfter, defaultDaysAfter))
+		}
+	}
+	switch {
+	case ch.Format == "mapped" && ch.Mapping == nil:
+		errs = append(errs, fieldErrorf(at+".format", "%s: format mapped needs a \"mapping\"", where))
+	case ch.Format == "mapped":
+		if err := ch.Mapping.Validate(); err != nil {
+			errs = append(errs, fieldErrorf(at+".mapping", "%s: %w", where, err))
+		}
+	case ch.Mapping != nil:
+		errs = append(errs, fieldErrorf(at+".mapping", "%s: a \"mapping\" is only read by format mapped, not %s", where, reconcile.Quote(ch.Format)))
+	}
+	return errs
+}
+
+// Where names the i-th channel in messages: its JSON path, and the path
 // with its name for a reader (channels[2] "adyen").
-func (ch ChannelConfig) where(i int) (path, name string) {
+func (ch Channel) Where(i int) (path, name string) {
 	path = fmt.Sprintf("channels[%d]", i)
 	if ch.Name == "" {
 		return path, path
@@ -353,32 +377,44 @@ func zoneTrouble(err error) string {
 	return err.Error()
 }
 
-// fieldError is a problem with one setting; path is its JSON path
-// ("schedule.spec", "channels[2].time_zone").
-type fieldError struct {
-	path string
+// FieldError is a problem with one setting.
+type FieldError struct {
+	// Path is the setting's JSON path ("schedule.spec",
+	// "channels[2].time_zone").
+	Path string
 	err  error
 }
 
-func (e *fieldError) Error() string { return e.err.Error() }
-func (e *fieldError) Unwrap() error { return e.err }
+func (e *FieldError) Error() string { return e.err.Error() }
+func (e *FieldError) Unwrap() error { return e.err }
 
 func fieldErrorf(path, format string, args ...any) error {
-	return &fieldError{path: path, err: fmt.Errorf(format, args...)}
+	return &FieldError{Path: path, err: fmt.Errorf(format, args...)}
 }
 
-// Channel returns the named channel's settings.
-func (c *Config) Channel(name string) (ChannelConfig, bool) {
+// Lookup returns the named channel's settings; a channel the config does
+// not name (a run given --channel, --format and --file) has only its name,
+// and the defaults.
+func (c *Config) Lookup(name string) (ch Channel, configured bool) {
 	for _, ch := range c.Channels {
 		if ch.Name == name {
 			return ch, true
 		}
 	}
-	return ChannelConfig{}, false
+	return Channel{Name: name}, false
+}
+
+// Zone names the channel's business time zone: its time_zone, else its
+// format's (DefaultZone).
+func (ch Channel) Zone() string {
+	if ch.TimeZone == "" {
+		return DefaultZone(ch.Format)
+	}
+	return ch.TimeZone
 }
 
 // FilePath fills the channel's path template for a business date.
-func (ch ChannelConfig) FilePath(date time.Time) string {
+func (ch Channel) FilePath(date time.Time) string {
 	r := strings.NewReplacer("{date}", date.Format(time.DateOnly), "{yyyymmdd}", date.Format("20060102"))
 	return r.Replace(ch.Path)
 }

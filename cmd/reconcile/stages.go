@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"reconcile"
+	"reconcile/compensate"
+	"reconcile/ledger"
+	"reconcile/matcher"
+	"reconcile/reports"
+)
+
+// night is one run's work, stage by stage: what each stage leaves, the
+// next one takes. A settlement row goes from the parser (parse) into the
+// matcher's index, meets its local record (loadLocal) and the nights
+// before (remember), becomes a finding (classify), and is committed with
+// its journal and memory while the workbook is made aside (commit); the
+// reports are written and the alert sent last (deliver).
+type night struct {
+	job  *Job
+	run  *reconcile.Run
+	spec RunSpec
+	log  *slog.Logger
+
+	m       *matcher.Matcher
+	found   matcher.Classification
+	memory  []byte // the file's rows as memory records, once m is done with
+	res     *reconcile.Result
+	reports *reports.Aside
+	rep     *reports.Rendered
+	posted  int // journals the commit posted
+	stages  []reconcile.Stage
+}
+
+func (j *Job) newNight(run *reconcile.Run, spec RunSpec) *night {
+	return &night{job: j, run: run, spec: spec, log: spec.log}
+}
+
+// stage is one step of the night: its name, as the progress line and
+// the log's stages show it, and its work.
+type stage struct {
+	name string
+	do   func(context.Context) error
+}
+
+// work runs the night up to its commit, each stage timed and shown in
+// turn; a dry run stops before the commit.
+func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
+	stages := []stage{
+		{"parse", n.parse},
+		{"local records", n.loadLocal},
+		{"memory", n.remember},
+		{"match", n.classify},
+		{"still open", n.gather},
+	}
+	if !n.spec.DryRun {
+		stages = append(stages, stage{"commit", n.commit})
+	}
+	for _, s := range stages {
+		n.job.progress().Stage(s.name)
+		start := time.Now()
+		if err := s.do(ctx); err != nil {
+			return nil, err
+		}
+		n.stages = append(n.stages, reconcile.Stage{Name: s.name, Took: time.Since(start)})
+	}
+	n.res.Stages = n.stages
+	if !n.spec.DryRun {
+		res := n.res
+		_, made, _ := n.reports.Wait(ctx) // the commit took them
+		n.log.Info("run committed", "rows", res.ChannelRows, "findings", len(res.Findings), "needs_review", res.NeedsReview(),
+			"journals", len(res.Journals), "journals_new", n.posted, stageAttrs(n.stages), "reports_heap_bytes", made.Heap)
+	}
+	return n.res, nil
+}
+
+// close removes the reports' temporary files, whatever became of the run.
+func (n *night) close() {
+	if n.reports != nil {
+		n.reports.Close()
+	}
+}
+
+// dryRun is a night that writes nothing to the database: its reports go to
+// the out directory, its alert is printed.
+func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
+	res, err := n.work(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.waitReports(ctx); err != nil {
+		return nil, err
+	}
+	if err := n.rep.Write(n.spec.OutDir); err != nil {
+		return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
+	}
+	return res, n.job.Notifier.Notify(ctx, reports.RunMessage(res, n.job.Config.Slack.Top), n.workbookPath(), nil)
+}
+
+// parse reads the settlement file into the matcher's index: the rows of
+// the run's shard, the file checked to be the one fingerprinted.
+func (n *night) parse(ctx context.Context) error {
+	spec, progress := n.spec, n.job.progress()
+	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
+	var rows int64
+	info, err := parseAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
+		if rows++; rows%progressEvery == 0 {
+			progress.Rows(rows)
+		}
+		if spec.Shard.Owns(tx) {
+			n.m.AddRow(tx)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	if info.SHA256 != n.run.FileSHA256 {
+		return fmt.Errorf("settlement file %s changed while it was being read: run again once it is complete", spec.File)
+	}
+	progress.Rows(rows)
+	n.log.Debug("settlement file read", "file", spec.File, "format", spec.Format, "rows", rows)
+	return nil
+}
+
+// loadLocal streams the local records past the index: the window of the
+// business date, then the records of keys the file names outside it.
+func (n *night) loadLocal(ctx context.Context) error {
+	spec, db, progress := n.spec, n.job.DB, n.job.progress()
+	// Earlier nights are merged by key hash: tonight's keys are listed so
+	// now, while the local records do not yet take their memory.
+	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.job.Config.MemoryDays); err != nil {
+		return err
+	} else if remembers {
+		n.m.SortKeys()
+	}
+	var read int64
+	add := func(r *reconcile.LocalRow) error {
+		n.m.AddLocalRow(r)
+		if read++; read%progressEvery == 0 {
+			progress.Rows(read)
+		}
+		return nil
+	}
+	if _, err := db.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, add); err != nil {
+		return err
+	}
+	orders, refunds := n.m.LocalKeys()
+	if _, err := db.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, add); err != nil {
+		return err
+	}
+	progress.Rows(read)
+	return nil
+}
+
+// remember brings in the earlier nights' memory, and then the
+// idempotency status of the keys that do not simply match: only now is it
+// known which those are (a key settled on an earlier night does not).
+func (n *night) remember(ctx context.Context) error {
+	spec, db := n.spec, n.job.DB
+	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.job.Config.MemoryDays, n.m.MemoryParts, n.m.AddMemory); err != nil {
+		return err
+	}
+	orders, refunds := n.m.IdemKeys()
+	return db.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
+		n.m.SetIdem(k, key, status)
+		return nil
+	})
+}
+
+// classify adds what earlier runs of the date left (pending records,
+// reversed duplicates) and classifies everything: the run's result, its
+// findings numbered and its reversals planned.
+func (n *night) classify(ctx context.Context) error {
+	spec, db := n.spec, n.job.DB
+	pending, err := db.PendingBefore(ctx, spec.Channel, spec.Day)
+	if err != nil {
+		return err
+	}
+	for _, p := range pending {
+		if spec.Shard.Has(p.Key()) {
+			n.m.AddPending(p)
+		}
+	}
+	reversed, err := db.ReversedOnDate(ctx, spec.Channel, spec.Day, spec.Shard)
+	if err != nil {
+		return err
+	}
+	for _, f := range reversed {
+		n.m.AddReversed(f)
+	}
+	n.run.Status = reconcile.RunSucceeded
+	n.run.FinishedAt = n.job.Now()
+	n.found = n.m.Classify()
+	// The index is done with: its memory goes to the workbook step.
+	n.memory, n.m = n.m.Memory(), nil
+	n.res = n.found.Result(*n.run)
+	n.res.Journals = compensate.Plan(spec.Channel, n.res.Findings)
+	return nil
+}
+
+// gather reads what the reports show beside tonight's findings (the
+// findings still open from earlier runs, the channel's earlier days for
+// the Trend sheet; a dry run reads them too, as it reads everything
+// else), and starts making the reports on the other core.
+func (n *night) gather(ctx context.Context) error {
+	if n.spec.Shard.Whole() {
+		if err := n.job.stillOpen(ctx, n.res); err != nil {
+			return err
+		}
+	}
+	trend, err := n.job.DB.Trend(ctx, n.spec.Channel, n.spec.Day, reports.TrendDays-1)
+	if err != nil {
+		return err
+	}
+	n.reports = reports.RenderAside(n.res, n.workbookName(),
+		reports.WorkbookOptions{MaxLines: n.job.Config.ReviewMaxLines, Trend: trend})
+	return nil
+}
+
+// waitReports waits for the reports; the stage "reports" is the time
+// they took to make, not the wait.
+func (n *night) waitReports(ctx context.Context) error {
+	rep, made, err := n.reports.Wait(ctx)
+	if err != nil {
+		return err
+	}
+	if n.rep == nil {
+		n.rep = rep
+		n.stages = append(n.stages, reconcile.Stage{Name: "reports", Took: made.Took})
+	}
+	return nil
+}
+
+// commit writes the night in one transaction: findings, journals, the
+// memory of the file's rows, the fate of earlier pending findings, and the
+// reports, which the transaction waits for after the large writes.
+func (n *night) commit(ctx context.Context) error {
+	posted, err := n.job.DB.CompleteRun(ctx, ledger.Outcome{
+		Result: n.res, Memory: memoryLayout(n.memory), Resolved: n.found.Resolved, Escalated: n.found.Escalated,
+		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
+			if err := n.waitReports(ctx); err != nil {
+				return nil, nil, err
+			}
+			return n.rep.Summary, n.rep.Workbook, nil
+		},
+	})
+	n.posted = posted
+	return err
+}
+
+// deliver writes the committed night's reports and sends its alert: one
+// alert for all shards comes from `reconcile report`. Its errors leave
+// the run SUCCEEDED: the outcome is committed.
+func (n *night) deliver(ctx context.Context) error {
+	if err := n.rep.Write(n.spec.OutDir); err != nil {
+		return fmt.Errorf("run %s succeeded, but writing its reports failed: %w", n.run.ID, err)
+	}
+	if !n.spec.Shard.Whole() {
+		return n.job.DB.AlertDone(ctx, n.run.ID, nil)
+	}
+	n.job.progress().Stage("alert")
+	sent, err := sendOnce(ctx, n.job.Notifier, runAlert(n.job.DB, n.run.ID), reports.RunMessage(n.res, n.job.Config.Slack.Top), n.workbookPath())
+	if err != nil {
+		return fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
+			n.run.ID, n.run.ID, err)
+	}
+	n.log.Debug("alert", "sent", sent) // not sent: another process had sent it
+	return nil
+}
+
+func (n *night) workbookName() string { return reports.WorkbookName(n.spec.Channel, n.spec.Day) }
+
+func (n *night) workbookPath() string { return filepath.Join(n.spec.OutDir, n.workbookName()) }
+
+// stillOpen lists on res the channel's findings of earlier runs that still
+// wait for a decision after the config's still_open_days: none when it is
+// negative.
+func (j *Job) stillOpen(ctx context.Context, res *reconcile.Result) error {
+	days := j.Config.StillOpenDays
+	if days < 0 {
+		return nil
+	}
+	open, err := j.DB.StillOpen(ctx, res.Run.Channel, j.Now().AddDate(0, 0, -days), 50)
+	if err != nil {
+		return err
+	}
+	res.StillOpen, res.StillOpenDays = open, days
+	return nil
+}
+
+// memoryLayout is the night's memory as the ledger stores it.
+func memoryLayout(blob []byte) ledger.Memory {
+	lay := matcher.LayOut(blob)
+	mem := ledger.Memory{Bits: lay.Bits, Filter: lay.Filter}
+	for _, p := range lay.Parts {
+		mem.Parts = append(mem.Parts, ledger.MemoryPart{Index: p.Index, Rows: matcher.MemoryRows(p.Records), Records: p.Records})
+	}
+	return mem
+}
+
+// stageAttrs is the group "stages" of a run's log line, one duration per
+// stage: stages.parse=1.2s in text, "stages":{"parse":1200000000} (in
+// nanoseconds, as slog writes a duration) in JSON.
+func stageAttrs(stages []reconcile.Stage) slog.Attr {
+	as := make([]any, len(stages))
+	for i, s := range stages {
+		as[i] = slog.Duration(strings.ReplaceAll(s.Name, " ", "_"), s.Took)
+	}
+	return slog.Group("stages", as...)
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"time"
+
+	"reconcile/config"
+	"reconcile/ledger"
+	"reconcile/reports"
+)
+
+// The wiring every command shares: its config, its database, its job and
+// where its alerts go.
+
+// loadConfig loads the config file of --config (none: the defaults); a
+// config that cannot be used is a usage error of cmd.
+func loadConfig(cmd, path string) (config.Config, error) {
+	cfg, err := config.Load(path)
+	if err != nil {
+		return config.Config{}, usagef(cmd, "%s", err)
+	}
+	return cfg, nil
+}
+
+// dsn is the database of cmd: --dsn, else the variable the config names.
+func (a *App) dsn(cmd, flag string, cfg config.Config) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if dsn := a.Getenv(cfg.DatabaseURLEnv); dsn != "" {
+		return dsn, nil
+	}
+	hint := ""
+	if cmd == "run" {
+		hint = " (or try 'reconcile demo')"
+	}
+	return "", usagef(cmd, "no database: pass --dsn or set %s%s", cfg.DatabaseURLEnv, hint)
+}
+
+// openDB opens the database of cmd (see dsn).
+func (a *App) openDB(ctx context.Context, cmd, flag string, cfg config.Config) (*ledger.DB, error) {
+	dsn, err := a.dsn(cmd, flag, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return ledger.Open(ctx, dsn)
+}
+
+// newJob returns a job configured by cfg, without its database.
+func (a *App) newJob(cfg config.Config, n reports.Notifier) *Job {
+	return &Job{Notifier: n, Config: cfg, Now: a.Now, Log: a.newLogger(nil)}
+}
+
+// notifier picks where alerts go: printed on a dry run; else a Slack bot
+// with token and channel; else a webhook; else printed.
+func (a *App) notifier(cfg config.Config, dryRun bool) reports.Notifier {
+	if dryRun {
+		return reports.NewPrintNotifier(a.Stdout)
+	}
+	token := a.Getenv(cfg.Slack.TokenEnv)
+	channel := cfg.Slack.Channel
+	if channel == "" {
+		channel = a.Getenv(cfg.Slack.ChannelEnv)
+	}
+	retry := reports.Retry{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
+	if token != "" && channel != "" {
+		return reports.NewBotNotifier(token, channel, retry, a.SlackOptions...)
+	}
+	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
+		return reports.NewWebhookNotifier(url, a.HTTPClient, retry)
+	}
+	return reports.NewPrintNotifier(a.Stdout)
+}

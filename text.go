@@ -3,6 +3,7 @@ package reconcile
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -110,4 +111,17 @@ func textPrefix(s string) int {
 		}
 	}
 	return i
+}
+
+// Printable replaces control characters, so a cell cannot move the
+// cursor or forge a line of its own in the terminal, and shows the
+// characters that reorder text (ShowBidi), so a cell cannot make
+// a reference or a name read as another.
+func Printable(s string) string {
+	return ShowBidi(strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s))
 }

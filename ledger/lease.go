@@ -117,6 +117,40 @@ UPDATE runs SET lease_until = now() + $2::interval
 	return nil
 }
 
+// Hold renews the lease of run runID every third of lease while the run
+// works, under the context it returns: when the lease cannot be renewed
+// (the connection is gone, or a successor took over) that context ends,
+// its cause saying why, and the run stops before it could commit over its
+// successor. release stops the renewing and gives the lock up; calling it
+// again is harmless.
+func (l *RunLock) Hold(ctx context.Context, runID string, lease time.Duration) (work context.Context, release func()) {
+	work, stop := context.WithCancelCause(ctx)
+	beat, stopBeat := context.WithCancel(ctx)
+	beating := make(chan struct{})
+	go func() {
+		defer close(beating)
+		t := time.NewTicker(lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-beat.Done():
+				return
+			case <-t.C:
+				if err := l.Renew(beat, runID, lease); err != nil && beat.Err() == nil {
+					stop(fmt.Errorf("lost the run's lease: %w", err))
+					return
+				}
+			}
+		}
+	}()
+	return work, func() {
+		stopBeat()
+		<-beating
+		l.Release()
+		stop(nil)
+	}
+}
+
 // Release gives the lock up; releasing twice is harmless. A lock whose
 // connection broke is already gone.
 func (l *RunLock) Release() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -264,4 +265,92 @@ SELECT run_id, channel, state, version, decided_by, decided_at, note, journal_ke
 		rf.DecidedAt = *at
 	}
 	return rf, nil
+}
+
+// Line is the decision's line in an import's output: reference, outcome
+// and detail, printable whatever the workbook held.
+func (d Decision) Line(r DecisionResult) string {
+	detail := r.Detail
+	if r.Outcome == OutcomeRecorded {
+		what := string(d.State) + " by " + d.Reviewer
+		if r.Posted {
+			detail += " posted"
+		}
+		if detail != "" {
+			what += "; " + detail
+		}
+		detail = what
+	}
+	line := d.Ref + " " + r.Outcome
+	if detail != "" {
+		line += ": " + detail
+	}
+	// References and names come from a file people edit.
+	return reconcile.Printable(line)
+}
+
+// Tally counts the outcomes of an import's decisions.
+type Tally struct {
+	total, recorded, unchanged, conflicts, notFound, notOpen, posted int
+}
+
+// Add counts one outcome.
+func (t *Tally) Add(r DecisionResult) {
+	t.total++
+	switch r.Outcome {
+	case OutcomeRecorded:
+		t.recorded++
+	case OutcomeUnchanged:
+		t.unchanged++
+	case OutcomeConflict:
+		t.conflicts++
+	case OutcomeNotFound:
+		t.notFound++
+	case OutcomeNotOpen:
+		t.notOpen++
+	}
+	if r.Posted {
+		t.posted++
+	}
+}
+
+// String is the import's closing line.
+func (t *Tally) String() string {
+	s := fmt.Sprintf("%s: %d recorded, %d unchanged, %s, %d not found, %d not open; %s posted",
+		plural(t.total, "decision"), t.recorded, t.unchanged, plural(t.conflicts, "conflict"),
+		t.notFound, t.notOpen, plural(t.posted, "journal"))
+	if n := t.total - t.recorded - t.unchanged; n > 0 {
+		s += fmt.Sprintf("; %d NOT recorded", n)
+	}
+	return s
+}
+
+// Err is why the import did not fully succeed, or nil.
+func (t *Tally) Err() error {
+	n := t.total - t.recorded - t.unchanged
+	if n == 0 {
+		return nil
+	}
+	var why []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{t.conflicts, plural(t.conflicts, "conflict")}, {t.notFound, fmt.Sprintf("%d not found", t.notFound)},
+		{t.notOpen, fmt.Sprintf("%d no longer open", t.notOpen)}} {
+		if c.n > 0 {
+			why = append(why, c.what)
+		}
+	}
+	msg := fmt.Sprintf("%s not recorded (%s)", plural(n, "decision"), strings.Join(why, ", "))
+	if n < t.total {
+		msg += "; the others were"
+	}
+	return errors.New(msg)
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }

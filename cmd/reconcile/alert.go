@@ -15,26 +15,24 @@ again on each tick.`
 func (a *App) alertCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("alert", alertSynopsis)
 	resend := fs.String("resend", "", "`RUN_ID` whose alert to send")
-	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
-	level := logLevelFlag(fs)
+	c := commonFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *resend == "" {
 		return usagef("alert", "--resend RUN_ID is required")
 	}
-	cfg, err := loadConfig("alert", *cfgFile)
+	cfg, err := loadConfig("alert", c.config)
 	if err != nil {
 		return err
 	}
-	db, err := a.openDB(ctx, "alert", *dsn, cfg)
+	db, err := a.openDB(ctx, "alert", c.dsn, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB, job.Log = db, a.newLogger(level).With("run_id", *resend)
+	job.DB, job.Log = db, a.newLogger(c.level).With("run_id", *resend)
 	sent, err := job.Resend(ctx, *resend)
 	if err != nil {
 		return fmt.Errorf("alert of run %s: %w", *resend, err)

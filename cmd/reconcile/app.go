@@ -37,6 +37,12 @@ type App struct {
 	IsTerminal func(io.Writer) bool
 }
 
+// exitUsage ends every usage text.
+const exitUsage = `
+Exit status: 0 the run completed (with or without findings), 1 it failed,
+2 the command line was wrong. 'reconcile CMD -h' shows a command's flags.
+`
+
 // usageError is a mistake on the command line: exit status 2.
 type usageError struct {
 	cmd string

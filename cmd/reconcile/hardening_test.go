@@ -275,7 +275,7 @@ func TestErrorText(t *testing.T) {
 // shown, not obeyed.
 func TestDecisionLinesShowBidiControls(t *testing.T) {
 	d := ledger.Decision{Ref: "run-0001", State: reconcile.StateApproved, Reviewer: "alice\u202e\u2066evil"}
-	got := decisionLine(d, ledger.DecisionResult{Outcome: ledger.OutcomeRecorded})
+	got := d.Line(ledger.DecisionResult{Outcome: ledger.OutcomeRecorded})
 	if strings.ContainsFunc(got, reconcile.IsBidiControl) || !strings.Contains(got, "alice[U+202E][U+2066]evil") {
 		t.Errorf("got %q, want the controls shown as [U+202E][U+2066]", got)
 	}

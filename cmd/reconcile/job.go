@@ -14,6 +14,7 @@ import (
 	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/reports"
+	"reconcile/terminal"
 )
 
 // Job runs reconciliations: the lifecycle of a run (its record, lock,
@@ -35,7 +36,7 @@ type Job struct {
 	Log    *slog.Logger // nil: nothing is logged
 	// Progress, when set, shows the stage a run is in (a manual run on a
 	// terminal).
-	Progress Progress
+	Progress terminal.Progress
 }
 
 // Run reconciles one spec. A nil error means the run completed, whatever
@@ -69,9 +70,9 @@ func (j *Job) log() *slog.Logger {
 }
 
 // progress returns the job's Progress, never nil.
-func (j *Job) progress() Progress {
+func (j *Job) progress() terminal.Progress {
 	if j.Progress == nil {
-		return noProgress{}
+		return terminal.None{}
 	}
 	return j.Progress
 }
@@ -108,6 +109,12 @@ func (j *Job) newRun(spec RunSpec) reconcile.Run {
 		Status:    reconcile.RunRunning,
 		StartedAt: j.Now(),
 	}
+}
+
+// newNight is the night of run, under the job's settings.
+func (j *Job) newNight(run *reconcile.Run, spec RunSpec) *night {
+	return &night{db: j.DB, cfg: j.Config, notifier: j.Notifier, now: j.Now, progress: j.progress(),
+		run: run, spec: spec, log: spec.log}
 }
 
 // notStartedError marks a failure before the run record was written: there
@@ -161,7 +168,7 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		return nil, notStarted(err)
 	}
 
-	workCtx, release := holdLease(ctx, lock, run.ID, lease)
+	workCtx, release := lock.Hold(ctx, run.ID, lease)
 	defer release()
 	res, err := n.work(workCtx)
 	if err != nil && context.Cause(workCtx) != nil && ctx.Err() == nil {
@@ -172,39 +179,6 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		return nil, err
 	}
 	return res, n.deliver(ctx)
-}
-
-// holdLease renews the run's lease while it works, under the context it
-// returns: if the lease cannot be renewed (the connection is gone, or a
-// successor took over), that context ends, and the run stops before it
-// could commit over its successor. release stops the renewing and lets go
-// of the lock; it may be called more than once.
-func holdLease(ctx context.Context, lock *ledger.RunLock, runID string, lease time.Duration) (context.Context, func()) {
-	workCtx, stop := context.WithCancelCause(ctx)
-	beat, stopBeat := context.WithCancel(ctx)
-	beating := make(chan struct{})
-	go func() {
-		defer close(beating)
-		t := time.NewTicker(lease / 3)
-		defer t.Stop()
-		for {
-			select {
-			case <-beat.Done():
-				return
-			case <-t.C:
-				if err := lock.Renew(beat, runID, lease); err != nil && beat.Err() == nil {
-					stop(fmt.Errorf("lost the run's lease: %w", err))
-					return
-				}
-			}
-		}
-	}()
-	return workCtx, func() {
-		stopBeat()
-		<-beating
-		lock.Release()
-		stop(nil)
-	}
 }
 
 // replay returns an earlier run's result for the same file: its reports,

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
-	"github.com/mattn/go-isatty"
-
 	"reconcile/reports"
+	"reconcile/terminal"
 )
 
 // The log goes to stderr: JSON, one object a line, for whatever collects a
@@ -52,8 +50,7 @@ func (a *App) terminal(w io.Writer) bool {
 	if a.IsTerminal != nil {
 		return a.IsTerminal(w)
 	}
-	f, ok := w.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	return terminal.Is(w)
 }
 
 // newLogger returns a command's logger on stderr: text on a terminal, JSON
@@ -74,6 +71,17 @@ func (a *App) loggerTo(w io.Writer, text bool, level *logLevel) *slog.Logger {
 		h = slog.NewJSONHandler(w, opts)
 	}
 	return slog.New(reports.RedactingHandler(h))
+}
+
+// logAndProgress returns the logger of a manual run and, when stderr is a
+// terminal, the progress line sharing stderr with it. Not on a terminal
+// there is no progress at all: no line is made, nothing is drawn.
+func (a *App) logAndProgress(level *logLevel) (*slog.Logger, terminal.Progress) {
+	if !a.terminal(a.Stderr) {
+		return a.loggerTo(a.Stderr, false, level), nil
+	}
+	logw, progress := terminal.Share(a.Stderr)
+	return a.loggerTo(logw, true, level), progress
 }
 
 // discardLogger is the logger of a Job built without one.

@@ -37,18 +37,20 @@ func main() {
 	os.Exit(app.Main(ctx, os.Args[1:]))
 }
 
+// commands are the subcommands, in the order the help lists them.
 var commands = []struct {
 	name, synopsis string
+	run            func(*App, context.Context, []string) error // nil: help
 }{
-	{"run", "reconcile one business date: every configured channel, or one"},
-	{"migrate", "create or upgrade the database schema"},
-	{"schedule", "run as a daemon, reconciling yesterday at the configured time"},
-	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL"},
-	{"review", "import the decisions written in a review workbook"},
-	{"alert", "send a run's alert that could not be sent"},
-	{"report", "one workbook, summary and alert for a date run as shards"},
-	{"check-config", "check a config and its environment; show what the next tick would do"},
-	{"help", "show this help, or a command's"},
+	{"run", "reconcile one business date: every configured channel, or one", (*App).runCmd},
+	{"migrate", "create or upgrade the database schema", (*App).migrateCmd},
+	{"schedule", "run as a daemon, reconciling yesterday at the configured time", (*App).scheduleCmd},
+	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL", (*App).demoCmd},
+	{"review", "import the decisions written in a review workbook", (*App).reviewCmd},
+	{"alert", "send a run's alert that could not be sent", (*App).alertCmd},
+	{"report", "one workbook, summary and alert for a date run as shards", (*App).reportCmd},
+	{"check-config", "check a config and its environment; show what the next tick would do", (*App).checkConfigCmd},
+	{"help", "show this help, or a command's", nil},
 }
 
 const mainUsage = `reconcile compares payment channels' settlement files with our own records.
@@ -66,11 +68,6 @@ Usage:
   reconcile help [COMMAND]
 
 Commands:
-`
-
-const exitUsage = `
-Exit status: 0 the run completed (with or without findings), 1 it failed,
-2 the command line was wrong. 'reconcile CMD -h' shows a command's flags.
 `
 
 // Main runs the command line and returns the exit status.
@@ -108,23 +105,12 @@ func (a *App) dispatch(ctx context.Context, args []string) error {
 		return &usageError{msg: "no command given"}
 	}
 	cmd, rest := args[0], args[1:]
+	for _, c := range commands {
+		if c.name == cmd && c.run != nil {
+			return c.run(a, ctx, rest)
+		}
+	}
 	switch cmd {
-	case "run":
-		return a.runCmd(ctx, rest)
-	case "migrate":
-		return a.migrateCmd(ctx, rest)
-	case "schedule":
-		return a.scheduleCmd(ctx, rest)
-	case "demo":
-		return a.demoCmd(ctx, rest)
-	case "review":
-		return a.reviewCmd(ctx, rest)
-	case "alert":
-		return a.alertCmd(ctx, rest)
-	case "report":
-		return a.reportCmd(ctx, rest)
-	case "check-config":
-		return a.checkConfigCmd(ctx, rest)
 	case "help", "-h", "-help", "--help":
 		if len(rest) > 0 {
 			return a.dispatch(ctx, []string{rest[0], "-h"})

@@ -27,9 +27,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	shards := fs.Int("shards", 0, "expect exactly `N` shards (default: as many as ran)")
 	tz := fs.String("tz", "", "business time `ZONE` (default: the channel's)")
 	out := fs.String("out", "", "output `DIR` (default: out/<date>/<channel>)")
-	dsn := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
-	level := logLevelFlag(fs)
+	c := commonFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -42,7 +40,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	if given(fs, "shards") && (*shards < 1 || *shards > reconcile.MaxShards) {
 		return usagef("report", "--shards %d: want the number of shards the date was split into, 1 to %d", *shards, reconcile.MaxShards)
 	}
-	cfg, err := loadConfig("report", *cfgFile)
+	cfg, err := loadConfig("report", c.config)
 	if err != nil {
 		return err
 	}
@@ -54,13 +52,13 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	if *out == "" {
 		*out = newSpec(cfg, ch, day).OutDir
 	}
-	db, err := a.openDB(ctx, "report", *dsn, cfg)
+	db, err := a.openDB(ctx, "report", c.dsn, cfg)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB, job.Log = db, a.newLogger(level).With("channel", *channel, "business_date", day.String())
+	job.DB, job.Log = db, a.newLogger(c.level).With("channel", *channel, "business_date", day.String())
 	return a.report(ctx, job, day, *channel, *shards, *out)
 }
 
@@ -76,7 +74,7 @@ func (a *App) report(ctx context.Context, job *Job, day reconcile.BusinessDay, c
 	id := res.Run.ID
 	log := job.Log.With("run_id", id)
 	log.Debug("shard runs combined", "shard_runs", runIDs)
-	if err := job.stillOpen(ctx, res); err != nil {
+	if err := stillOpen(ctx, db, cfg, job.Now(), res); err != nil {
 		return err
 	}
 	trend, err := db.Trend(ctx, channel, day, reports.TrendDays-1)

@@ -5,9 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
-	"unicode"
 
 	"reconcile"
 	"reconcile/compensate"
@@ -36,9 +34,7 @@ finding no longer open); the others are recorded all the same.`
 func (a *App) reviewCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("review", reviewSynopsis)
 	reviewer := fs.String("reviewer", "", "reviewer `NAME` for lines whose Reviewer column is empty (default: $USER)")
-	dsnFlag := fs.String("dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
-	cfgFile := fs.String("config", "", "config `FILE` (JSON)")
-	level := logLevelFlag(fs)
+	c := commonFlags(fs)
 	pos, err := parseInterspersed(fs, args)
 	if err != nil {
 		return err
@@ -54,11 +50,11 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 		return usagef("review", "unexpected argument %s: import takes one workbook", reconcile.Quote(pos[2]))
 	}
 	file := pos[1]
-	cfg, err := loadConfig("review", *cfgFile)
+	cfg, err := loadConfig("review", c.config)
 	if err != nil {
 		return err
 	}
-	dsn, err := a.dsn("review", *dsnFlag, cfg)
+	dsn, err := a.dsn("review", c.dsn, cfg)
 	if err != nil {
 		return err
 	}
@@ -75,28 +71,28 @@ func (a *App) reviewCmd(ctx context.Context, args []string) error {
 		return err
 	}
 
-	log := a.newLogger(level).With("workbook", file)
+	log := a.newLogger(c.level).With("workbook", file)
 	log.Debug("decisions read", "lines", len(decisions))
 	db, err := ledger.Open(ctx, dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	var tally reviewTally
+	var tally ledger.Tally
 	for _, d := range decisions {
 		r, err := decide(ctx, db, d)
 		if err != nil {
 			// Each decision is its own transaction: what came before
 			// stays recorded, and importing the file again resumes.
-			fmt.Fprintln(a.Stdout, tally.closing())
+			fmt.Fprintln(a.Stdout, tally.String())
 			return err
 		}
-		tally.add(r)
+		tally.Add(r)
 		log.Debug("decision", "finding", d.Ref, "state", d.State, "reviewer", d.Reviewer, "outcome", r.Outcome, "posted", r.Posted)
-		fmt.Fprintln(a.Stdout, decisionLine(d, r))
+		fmt.Fprintln(a.Stdout, d.Line(r))
 	}
-	fmt.Fprintln(a.Stdout, tally.closing())
-	return tally.err()
+	fmt.Fprintln(a.Stdout, tally.String())
+	return tally.Err()
 }
 
 // decisionsOf turns the workbook's lines into decisions, each by its
@@ -148,7 +144,7 @@ func decide(ctx context.Context, db *ledger.DB, d ledger.Decision) (ledger.Decis
 func (a *App) unreadable(file string, err error) error {
 	if m, ok := err.(interface{ Unwrap() []error }); ok && len(m.Unwrap()) > 1 {
 		for _, e := range m.Unwrap() {
-			fmt.Fprintf(a.Stderr, "reconcile review: %s\n", printable(e.Error()))
+			fmt.Fprintf(a.Stderr, "reconcile review: %s\n", reconcile.Printable(e.Error()))
 		}
 		return fmt.Errorf("%s: %d lines cannot be read; nothing was recorded", file, len(m.Unwrap()))
 	}
@@ -156,101 +152,4 @@ func (a *App) unreadable(file string, err error) error {
 		return fmt.Errorf("%s is not an xlsx workbook; nothing was recorded", file)
 	}
 	return fmt.Errorf("%w; nothing was recorded", err)
-}
-
-// decisionLine is one decision's line: reference, outcome and detail.
-func decisionLine(d ledger.Decision, r ledger.DecisionResult) string {
-	detail := r.Detail
-	if r.Outcome == ledger.OutcomeRecorded {
-		what := string(d.State) + " by " + d.Reviewer
-		if r.Posted {
-			detail += " posted"
-		}
-		if detail != "" {
-			what += "; " + detail
-		}
-		detail = what
-	}
-	line := d.Ref + " " + r.Outcome
-	if detail != "" {
-		line += ": " + detail
-	}
-	// References and names come from a file people edit.
-	return printable(line)
-}
-
-// printable replaces control characters, so a cell cannot move the
-// cursor or forge a line of its own in the terminal, and shows the
-// characters that reorder text (reconcile.ShowBidi), so a cell cannot make
-// a reference or a name read as another.
-func printable(s string) string {
-	return reconcile.ShowBidi(strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s))
-}
-
-type reviewTally struct {
-	total, recorded, unchanged, conflicts, notFound, notOpen, posted int
-}
-
-func (t *reviewTally) add(r ledger.DecisionResult) {
-	t.total++
-	switch r.Outcome {
-	case ledger.OutcomeRecorded:
-		t.recorded++
-	case ledger.OutcomeUnchanged:
-		t.unchanged++
-	case ledger.OutcomeConflict:
-		t.conflicts++
-	case ledger.OutcomeNotFound:
-		t.notFound++
-	case ledger.OutcomeNotOpen:
-		t.notOpen++
-	}
-	if r.Posted {
-		t.posted++
-	}
-}
-
-func (t *reviewTally) closing() string {
-	s := fmt.Sprintf("%s: %d recorded, %d unchanged, %s, %d not found, %d not open; %s posted",
-		plural(t.total, "decision"), t.recorded, t.unchanged, plural(t.conflicts, "conflict"),
-		t.notFound, t.notOpen, plural(t.posted, "journal"))
-	if n := t.total - t.recorded - t.unchanged; n > 0 {
-		s += fmt.Sprintf("; %d NOT recorded", n)
-	}
-	return s
-}
-
-// err is why the import did not fully succeed, or nil.
-func (t *reviewTally) err() error {
-	n := t.total - t.recorded - t.unchanged
-	if n == 0 {
-		return nil
-	}
-	var why []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{t.conflicts, plural(t.conflicts, "conflict")}, {t.notFound, fmt.Sprintf("%d not found", t.notFound)},
-		{t.notOpen, fmt.Sprintf("%d no longer open", t.notOpen)}} {
-		if c.n > 0 {
-			why = append(why, c.what)
-		}
-	}
-	msg := fmt.Sprintf("%s not recorded (%s)", plural(n, "decision"), strings.Join(why, ", "))
-	if n < t.total {
-		msg += "; the others were"
-	}
-	return errors.New(msg)
-}
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
 }

@@ -34,10 +34,10 @@ Logs go to stderr: JSON lines, or text when stderr is a terminal, where a
 progress line also shows the run's stage and the rows read per second.`
 
 type runFlags struct {
-	date, channel, file, format, tz, dsn, out, config string
-	cpuProfile, shard, metricsFile                    string
-	dryRun, force                                     bool
-	logLevel                                          *logLevel
+	*common
+	date, channel, file, format, tz, out string
+	cpuProfile, shard, metricsFile       string
+	dryRun, force                        bool
 }
 
 func (a *App) runCmd(ctx context.Context, args []string) error {
@@ -48,15 +48,13 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&f.file, "file", "", "settlement file `PATH` (default: the channel's path template)")
 	fs.StringVar(&f.format, "format", "", "settlement `FORMAT`: "+fmt.Sprint(channelfeed.Formats())+" (default: the channel's)")
 	fs.StringVar(&f.tz, "tz", "", "business time `ZONE`, IANA name (default: the channel's, else UTC)")
-	fs.StringVar(&f.dsn, "dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default: out/<date>/<channel>)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "compute and report, write nothing to the database")
 	fs.BoolVar(&f.force, "force", false, "re-evaluate a file whose run already succeeded, instead of returning that run's result")
-	fs.StringVar(&f.config, "config", "", "config `FILE` (JSON)")
 	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a CPU profile of the run to `FILE` (go tool pprof)")
 	fs.StringVar(&f.shard, "shard", "", "reconcile only shard `I/N` of the keys (0 <= I < N); 'reconcile report' joins the shards")
 	fs.StringVar(&f.metricsFile, "metrics-file", "", "after the runs, write their metrics to `PATH` (a *.prom file for node_exporter's textfile collector)")
-	f.logLevel = logLevelFlag(fs)
+	f.common = commonFlags(fs)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -89,7 +87,7 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 
 	obs := a.runObserver(f.metricsFile, specs)
 	job := a.newJob(cfg, counted(a.notifier(cfg, f.dryRun), obs))
-	job.Log, job.Progress = a.logAndProgress(f.logLevel)
+	job.Log, job.Progress = a.logAndProgress(f.level)
 	job.Log.Debug("opening the database", "dsn", ledger.RedactDSN(dsn))
 	db, err := ledger.Open(ctx, dsn)
 	if err != nil {

@@ -10,9 +10,11 @@ import (
 
 	"reconcile"
 	"reconcile/compensate"
+	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/matcher"
 	"reconcile/reports"
+	"reconcile/terminal"
 )
 
 // night is one run's work, stage by stage: what each stage leaves, the
@@ -22,10 +24,14 @@ import (
 // its journal and memory while the workbook is made aside (commit); the
 // reports are written and the alert sent last (deliver).
 type night struct {
-	job  *Job
-	run  *reconcile.Run
-	spec RunSpec
-	log  *slog.Logger
+	db       *ledger.DB
+	cfg      config.Config
+	notifier reports.Notifier
+	now      func() time.Time
+	progress terminal.Progress
+	run      *reconcile.Run
+	spec     RunSpec
+	log      *slog.Logger
 
 	m       *matcher.Matcher
 	found   matcher.Classification
@@ -35,10 +41,6 @@ type night struct {
 	rep     *reports.Rendered
 	posted  int // journals the commit posted
 	stages  []reconcile.Stage
-}
-
-func (j *Job) newNight(run *reconcile.Run, spec RunSpec) *night {
-	return &night{job: j, run: run, spec: spec, log: spec.log}
 }
 
 // stage is one step of the night: its name, as the progress line and
@@ -62,7 +64,7 @@ func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
 		stages = append(stages, stage{"commit", n.commit})
 	}
 	for _, s := range stages {
-		n.job.progress().Stage(s.name)
+		n.progress.Stage(s.name)
 		start := time.Now()
 		if err := s.do(ctx); err != nil {
 			return nil, err
@@ -99,17 +101,17 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 	if err := n.rep.Write(n.spec.OutDir); err != nil {
 		return res, fmt.Errorf("dry run: writing its reports failed: %w", err)
 	}
-	return res, n.job.Notifier.Notify(ctx, reports.RunMessage(res, n.job.Config.Slack.Top), n.workbookPath(), nil)
+	return res, n.notifier.Notify(ctx, reports.RunMessage(res, n.cfg.Slack.Top), n.workbookPath(), nil)
 }
 
 // parse reads the settlement file into the matcher's index: the rows of
 // the run's shard, the file checked to be the one fingerprinted.
 func (n *night) parse(ctx context.Context) error {
-	spec, progress := n.spec, n.job.progress()
+	spec, progress := n.spec, n.progress
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
 	var rows int64
 	info, err := parseAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
-		if rows++; rows%progressEvery == 0 {
+		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}
 		if spec.Shard.Owns(tx) {
@@ -130,10 +132,10 @@ func (n *night) parse(ctx context.Context) error {
 // loadLocal streams the local records past the index: the window of the
 // business date, then the records of keys the file names outside it.
 func (n *night) loadLocal(ctx context.Context) error {
-	spec, db, progress := n.spec, n.job.DB, n.job.progress()
+	spec, db, progress := n.spec, n.db, n.progress
 	// Earlier nights are merged by key hash: tonight's keys are listed so
 	// now, while the local records do not yet take their memory.
-	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.job.Config.MemoryDays); err != nil {
+	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {
 		return err
 	} else if remembers {
 		n.m.SortKeys()
@@ -141,7 +143,7 @@ func (n *night) loadLocal(ctx context.Context) error {
 	var read int64
 	add := func(r *reconcile.LocalRow) error {
 		n.m.AddLocalRow(r)
-		if read++; read%progressEvery == 0 {
+		if read++; read%terminal.Every == 0 {
 			progress.Rows(read)
 		}
 		return nil
@@ -161,8 +163,8 @@ func (n *night) loadLocal(ctx context.Context) error {
 // idempotency status of the keys that do not simply match: only now is it
 // known which those are (a key settled on an earlier night does not).
 func (n *night) remember(ctx context.Context) error {
-	spec, db := n.spec, n.job.DB
-	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.job.Config.MemoryDays, n.m.MemoryParts, n.m.AddMemory); err != nil {
+	spec, db := n.spec, n.db
+	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m.MemoryParts, n.m.AddMemory); err != nil {
 		return err
 	}
 	orders, refunds := n.m.IdemKeys()
@@ -176,7 +178,7 @@ func (n *night) remember(ctx context.Context) error {
 // reversed duplicates) and classifies everything: the run's result, its
 // findings numbered and its reversals planned.
 func (n *night) classify(ctx context.Context) error {
-	spec, db := n.spec, n.job.DB
+	spec, db := n.spec, n.db
 	pending, err := db.PendingBefore(ctx, spec.Channel, spec.Day)
 	if err != nil {
 		return err
@@ -194,7 +196,7 @@ func (n *night) classify(ctx context.Context) error {
 		n.m.AddReversed(f)
 	}
 	n.run.Status = reconcile.RunSucceeded
-	n.run.FinishedAt = n.job.Now()
+	n.run.FinishedAt = n.now()
 	n.found = n.m.Classify()
 	// The index is done with: its memory goes to the workbook step.
 	n.memory, n.m = n.m.Memory(), nil
@@ -209,16 +211,16 @@ func (n *night) classify(ctx context.Context) error {
 // else), and starts making the reports on the other core.
 func (n *night) gather(ctx context.Context) error {
 	if n.spec.Shard.Whole() {
-		if err := n.job.stillOpen(ctx, n.res); err != nil {
+		if err := stillOpen(ctx, n.db, n.cfg, n.now(), n.res); err != nil {
 			return err
 		}
 	}
-	trend, err := n.job.DB.Trend(ctx, n.spec.Channel, n.spec.Day, reports.TrendDays-1)
+	trend, err := n.db.Trend(ctx, n.spec.Channel, n.spec.Day, reports.TrendDays-1)
 	if err != nil {
 		return err
 	}
 	n.reports = reports.RenderAside(n.res, n.workbookName(),
-		reports.WorkbookOptions{MaxLines: n.job.Config.ReviewMaxLines, Trend: trend})
+		reports.WorkbookOptions{MaxLines: n.cfg.ReviewMaxLines, Trend: trend})
 	return nil
 }
 
@@ -240,7 +242,7 @@ func (n *night) waitReports(ctx context.Context) error {
 // memory of the file's rows, the fate of earlier pending findings, and the
 // reports, which the transaction waits for after the large writes.
 func (n *night) commit(ctx context.Context) error {
-	posted, err := n.job.DB.CompleteRun(ctx, ledger.Outcome{
+	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
 		Result: n.res, Memory: memoryLayout(n.memory), Resolved: n.found.Resolved, Escalated: n.found.Escalated,
 		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
 			if err := n.waitReports(ctx); err != nil {
@@ -261,10 +263,10 @@ func (n *night) deliver(ctx context.Context) error {
 		return fmt.Errorf("run %s succeeded, but writing its reports failed: %w", n.run.ID, err)
 	}
 	if !n.spec.Shard.Whole() {
-		return n.job.DB.AlertDone(ctx, n.run.ID, nil)
+		return n.db.AlertDone(ctx, n.run.ID, nil)
 	}
-	n.job.progress().Stage("alert")
-	sent, err := sendOnce(ctx, n.job.Notifier, runAlert(n.job.DB, n.run.ID), reports.RunMessage(n.res, n.job.Config.Slack.Top), n.workbookPath())
+	n.progress.Stage("alert")
+	sent, err := sendOnce(ctx, n.notifier, runAlert(n.db, n.run.ID), reports.RunMessage(n.res, n.cfg.Slack.Top), n.workbookPath())
 	if err != nil {
 		return fmt.Errorf("run %s succeeded, but its alert was not sent (it is retried on the next tick, or by 'reconcile alert --resend %s'): %w",
 			n.run.ID, n.run.ID, err)
@@ -280,12 +282,12 @@ func (n *night) workbookPath() string { return filepath.Join(n.spec.OutDir, n.wo
 // stillOpen lists on res the channel's findings of earlier runs that still
 // wait for a decision after the config's still_open_days: none when it is
 // negative.
-func (j *Job) stillOpen(ctx context.Context, res *reconcile.Result) error {
-	days := j.Config.StillOpenDays
+func stillOpen(ctx context.Context, db *ledger.DB, cfg config.Config, now time.Time, res *reconcile.Result) error {
+	days := cfg.StillOpenDays
 	if days < 0 {
 		return nil
 	}
-	open, err := j.DB.StillOpen(ctx, res.Run.Channel, j.Now().AddDate(0, 0, -days), 50)
+	open, err := db.StillOpen(ctx, res.Run.Channel, now.AddDate(0, 0, -days), 50)
 	if err != nil {
 		return err
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"time"
 
 	"reconcile/config"
@@ -9,8 +10,24 @@ import (
 	"reconcile/reports"
 )
 
-// The wiring every command shares: its config, its database, its job and
+// The wiring every command shares: its flags, config, database, job and
 // where its alerts go.
+
+// common are the flags most commands share: where the database and the
+// config are, and how much to log.
+type common struct {
+	dsn, config string
+	level       *logLevel
+}
+
+// commonFlags adds --dsn, --config and --log-level to fs.
+func commonFlags(fs *flag.FlagSet) *common {
+	c := &common{}
+	fs.StringVar(&c.dsn, "dsn", "", "PostgreSQL `DSN` (default: $RECONCILE_DATABASE_URL)")
+	fs.StringVar(&c.config, "config", "", "config `FILE` (JSON)")
+	c.level = logLevelFlag(fs)
+	return c
+}
 
 // loadConfig loads the config file of --config (none: the defaults); a
 // config that cannot be used is a usage error of cmd.

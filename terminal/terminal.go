@@ -1,39 +1,42 @@
-package main
+// Package terminal is what a person watching a run on a terminal sees
+// besides the log: one progress line, drawn on stderr between the log's
+// lines, and whether a writer is a terminal at all.
+package terminal
 
 import (
 	"fmt"
 	"io"
-	"log/slog"
+	"os"
 	"sync"
 	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 )
 
-// Progress shows a person at a terminal where a run is. The Job calls it at
-// the start of each stage and, while the file is read, every progressEvery
-// rows; a Job without one shows nothing.
+// Progress shows a person at a terminal where a run is. A run calls it at
+// the start of each stage and, while the file is read, every Every rows.
 type Progress interface {
 	Stage(name string) // a stage begins
 	Rows(n int64)      // rows read so far in this stage
 	Done()             // the run is over: take the display away
 }
 
-// progressEvery is how many rows the parse loop lets pass between updates:
-// a mask test per row, a call a few times a second at the parsers' speed.
-const progressEvery = 1 << 16
+// Every is how many rows a loop lets pass between updates: a mask test
+// per row, a call a few times a second at the parsers' speed.
+const Every = 1 << 16
 
-// noProgress is the Progress of a Job that has none.
-type noProgress struct{}
+// None is the Progress of a run nobody watches.
+type None struct{}
 
-func (noProgress) Stage(string) {}
-func (noProgress) Rows(int64)   {}
-func (noProgress) Done()        {}
+func (None) Stage(string) {}
+func (None) Rows(int64)   {}
+func (None) Done()        {}
 
-// termProgress draws one line on the terminal: a spinner, the stage, the
+// line draws one line on the terminal: a spinner, the stage, the
 // rows read and their rate, and the time the stage has taken. A new stage
 // gets a new bar, so the rate and the time are the stage's own.
-type termProgress struct {
+type line struct {
 	w     io.Writer
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
@@ -41,9 +44,7 @@ type termProgress struct {
 	start time.Time
 }
 
-func newTermProgress(w io.Writer) *termProgress { return &termProgress{w: w} }
-
-func (p *termProgress) Stage(name string) {
+func (p *line) Stage(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finish()
@@ -61,7 +62,7 @@ func (p *termProgress) Stage(name string) {
 	)
 }
 
-func (p *termProgress) Rows(n int64) {
+func (p *line) Rows(n int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.bar == nil {
@@ -74,14 +75,14 @@ func (p *termProgress) Rows(n int64) {
 	p.bar.Describe(desc)
 }
 
-func (p *termProgress) Done() {
+func (p *line) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.finish()
 }
 
 // finish clears the bar and stops its ticker.
-func (p *termProgress) finish() {
+func (p *line) finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 		p.bar = nil
@@ -126,13 +127,15 @@ func (s consoleSide) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// logAndProgress returns the logger of a manual run and, when stderr is a
-// terminal, the progress line sharing stderr with it. Not on a terminal
-// there is no progress at all: no bar is made, nothing is drawn.
-func (a *App) logAndProgress(level *logLevel) (*slog.Logger, Progress) {
-	if !a.terminal(a.Stderr) {
-		return a.loggerTo(a.Stderr, false, level), nil
-	}
-	c := &console{w: a.Stderr}
-	return a.loggerTo(c.logWriter(), true, level), newTermProgress(c.barWriter())
+// Is reports whether w is a terminal a person is watching.
+func Is(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+}
+
+// Share splits the terminal w between a log and a progress line: the log
+// writes through logw, and the line is drawn between its lines.
+func Share(w io.Writer) (logw io.Writer, p Progress) {
+	c := &console{w: w}
+	return c.logWriter(), &line{w: c.barWriter()}
 }

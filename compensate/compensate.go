@@ -76,6 +76,20 @@ func Approved(channel string, f reconcile.Finding) (reconcile.Journal, error) {
 	return reversal(channel, f), nil
 }
 
+// Decided returns the reversal journal a person's decision on f posts:
+// an approved duplicate's (Approved); none for any other decision or
+// finding.
+func Decided(channel string, f reconcile.Finding, state reconcile.State) (*reconcile.Journal, error) {
+	if state != reconcile.StateApproved || f.Category != reconcile.DuplicatePayment && f.Category != reconcile.DuplicateRefund {
+		return nil, nil
+	}
+	j, err := Approved(channel, f)
+	if err != nil {
+		return nil, err
+	}
+	return &j, nil
+}
+
 // reversal is the journal that undoes the duplicate row of f.
 func reversal(channel string, f reconcile.Finding) reconcile.Journal {
 	what := "payment of order " + f.OrderNo

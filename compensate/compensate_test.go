@@ -103,3 +103,42 @@ func TestApproved(t *testing.T) {
 		}
 	}
 }
+
+// TestDecided: only an approval of a duplicate posts a journal, the one
+// Approved gives; every other decision, and an approval of any other
+// finding, posts none.
+func TestDecided(t *testing.T) {
+	dup := reconcile.Finding{Category: reconcile.DuplicateRefund, Kind: reconcile.KindRefund, OrderNo: "O1", RefundNo: "R1",
+		ChannelTxnID: "T9", HasChannel: true, ChannelAmount: 250, Currency: "USD"}
+	missing := dup
+	missing.Category = reconcile.MissingLocal
+	noRow := dup
+	noRow.HasChannel = false
+	for _, tt := range []struct {
+		name    string
+		f       reconcile.Finding
+		state   reconcile.State
+		wantKey string // "": no journal
+		wantErr bool
+	}{
+		{"approved duplicate", dup, reconcile.StateApproved, "reversal/acme/T9", false},
+		{"rejected duplicate", dup, reconcile.StateRejected, "", false},
+		{"duplicate under investigation", dup, reconcile.StateInvestigating, "", false},
+		{"approved missing_local", missing, reconcile.StateApproved, "", false},
+		{"approved duplicate without a channel row", noRow, reconcile.StateApproved, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j, err := compensate.Decided("acme", tt.f, tt.state)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err: got %v, want error %v", err, tt.wantErr)
+			}
+			got := ""
+			if j != nil {
+				got = j.IdempotencyKey
+			}
+			if got != tt.wantKey {
+				t.Errorf("journal key: got %q, want %q", got, tt.wantKey)
+			}
+		})
+	}
+}

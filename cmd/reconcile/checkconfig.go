@@ -20,6 +20,7 @@ import (
 	"reconcile/config"
 	"reconcile/inputfile"
 	"reconcile/ledger"
+	"reconcile/nightly"
 	"reconcile/reports"
 )
 
@@ -330,7 +331,7 @@ func (ck *configCheck) nextTick(ctx context.Context, cfg config.Config, db *ledg
 		}
 		one := cfg
 		one.Channels = cfg.Channels[i : i+1]
-		s := &Scheduler{Config: one, Job: &Job{DB: db}, Now: func() time.Time { return next }}
+		s := &nightly.Scheduler{Config: one, Job: &nightly.Job{DB: db}, Now: func() time.Time { return next }}
 		due, err := s.Plan(ctx)
 		if err != nil {
 			ck.problem("database: cannot read past runs of %s: %s", where, dbTrouble(ctx, err))

@@ -13,6 +13,7 @@ import (
 	"reconcile/fixtures"
 	"reconcile/ledger"
 	"reconcile/ledger/tempdb"
+	"reconcile/nightly"
 	"reconcile/reports"
 )
 
@@ -50,7 +51,7 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 	job := a.newJob(cfg, nil)
 	job.DB, job.Log = db, log
 	type done struct {
-		spec RunSpec
+		spec nightly.RunSpec
 		res  *reconcile.Result
 	}
 	var results []done
@@ -65,7 +66,7 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		if err != nil {
 			return err
 		}
-		spec := newSpec(cfg, cc, day)
+		spec := nightly.NewSpec(cfg, cc, day)
 		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
 		res, err := job.Run(ctx, spec)
 		if err != nil {

@@ -23,6 +23,7 @@ import (
 	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
+	"reconcile/nightly"
 	"reconcile/reports"
 )
 
@@ -242,8 +243,8 @@ func TestSchedulerCatchesUp(t *testing.T) {
 	var out, log bytes.Buffer
 	now := time.Date(2026, 11, 28, 16, 0, 0, 0, time.UTC) // past 14:00: the 27th's deadline
 	logger := (&App{}).loggerTo(&log, false, nil)
-	job := &Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Config: cfg, Now: func() time.Time { return now }, Log: logger}
-	s := &Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: logger}
+	job := &nightly.Job{DB: ledgerDB, Notifier: reports.NewPrintNotifier(&out), Config: cfg, Now: func() time.Time { return now }, Log: logger}
+	s := &nightly.Scheduler{Config: cfg, Job: job, Now: func() time.Time { return now }, Log: logger}
 
 	s.Tick(context.Background())
 	var got []string
@@ -409,8 +410,8 @@ func TestTwoReplicasTickAtOnce(t *testing.T) {
 		}
 		defer replica.Close()
 		cfg.LockPoll = config.Duration(20 * time.Millisecond)
-		job := &Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Config: cfg, Now: now}
-		s := &Scheduler{Config: cfg, Job: job, Now: now}
+		job := &nightly.Job{DB: replica, Notifier: reports.NewPrintNotifier(outs[i]), Config: cfg, Now: now}
+		s := &nightly.Scheduler{Config: cfg, Job: job, Now: now}
 		wg.Add(1)
 		go func() { defer wg.Done(); s.Tick(context.Background()) }()
 	}

@@ -5,12 +5,13 @@ import (
 
 	"reconcile/config"
 	"reconcile/metrics"
+	"reconcile/nightly"
 	"reconcile/reports"
 )
 
 // scheduleObserver returns the scheduler's observer when metrics.listen
 // is set, else nil; job's alerts that fail are counted from then on.
-func (a *App) scheduleObserver(cfg config.Config, job *Job) *metrics.Observer {
+func (a *App) scheduleObserver(cfg config.Config, job *nightly.Job) *metrics.Observer {
 	if cfg.Metrics.Listen == "" {
 		return nil
 	}
@@ -25,14 +26,14 @@ func (a *App) scheduleObserver(cfg config.Config, job *Job) *metrics.Observer {
 
 // runObserver returns the observer of `reconcile run --metrics-file PATH`,
 // or nil without the flag.
-func (a *App) runObserver(path string, specs []RunSpec) *metrics.Observer {
+func (a *App) runObserver(path string, specs []nightly.RunSpec) *metrics.Observer {
 	if path == "" {
 		return nil
 	}
 	return metrics.NewObserver(specChannels(specs), a.Now, false)
 }
 
-func specChannels(specs []RunSpec) []string {
+func specChannels(specs []nightly.RunSpec) []string {
 	var names []string
 	for _, s := range specs {
 		names = append(names, s.Channel)
@@ -58,7 +59,7 @@ type countingNotifier struct {
 func (n countingNotifier) Notify(ctx context.Context, msg reports.Message, attachment string, d *reports.Delivery) error {
 	err := n.next.Notify(ctx, msg, attachment, d)
 	if err != nil {
-		n.o.AlertFailed(alertChannel(ctx))
+		n.o.AlertFailed(nightly.AlertChannel(ctx))
 	}
 	return err
 }

@@ -3,11 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 
 	"reconcile"
-	"reconcile/ledger"
-	"reconcile/reports"
+	"reconcile/nightly"
 )
 
 const reportSynopsis = `reconcile report --date YYYY-MM-DD --channel NAME [--shards N] [--tz ZONE]
@@ -50,7 +48,7 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	if *out == "" {
-		*out = newSpec(cfg, ch, day).OutDir
+		*out = nightly.NewSpec(cfg, ch, day).OutDir
 	}
 	db, err := a.openDB(ctx, "report", c.dsn, cfg)
 	if err != nil {
@@ -64,62 +62,13 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 
 // report makes the report of channel's day over its shard runs, writes it
 // to out and sends its alert once.
-func (a *App) report(ctx context.Context, job *Job, day reconcile.BusinessDay, channel string, shards int, out string) error {
-	db, cfg := job.DB, job.Config
-	res, runIDs, err := combineShards(ctx, db, channel, day, shards)
+func (a *App) report(ctx context.Context, job *nightly.Job, day reconcile.BusinessDay, channel string, shards int, out string) error {
+	rep, err := job.MakeReport(ctx, channel, day, shards, out)
 	if err != nil {
 		return err
 	}
-	// The report's id names its set of shard runs, as a run id names a run.
-	id := res.Run.ID
-	log := job.Log.With("run_id", id)
-	log.Debug("shard runs combined", "shard_runs", runIDs)
-	if err := stillOpen(ctx, db, cfg, job.Now(), res); err != nil {
-		return err
-	}
-	trend, err := db.Trend(ctx, channel, day, reports.TrendDays-1)
-	if err != nil {
-		return err
-	}
-	name := reports.WorkbookName(channel, day)
-	rep, err := reports.Render(res, name, reports.WorkbookOptions{MaxLines: cfg.ReviewMaxLines, Trend: trend})
-	if err != nil {
-		return err
-	}
-	defer rep.Close()
-	if err := rep.Write(out); err != nil {
-		return err
-	}
+	res := rep.Result
 	fmt.Fprintf(a.Stdout, "%s %s: %d shard runs, %d rows, %d findings need review, %d reversed automatically; reports in %s\n",
-		channel, day, len(runIDs), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), out)
-
-	sent, err := sendOnce(ctx, job.Notifier, reportAlert(db, id, channel, day, runIDs),
-		reports.RunMessage(res, cfg.Slack.Top), filepath.Join(out, name))
-	if err != nil {
-		return fmt.Errorf("report %s: the alert was not sent (make the report again to retry): %w", id, err)
-	}
-	if sent {
-		log.Info("report alert sent")
-	}
-	return nil
-}
-
-// combineShards puts the current runs of a date together as one result
-// (reconcile.CombineShards), and returns the ids of those runs.
-func combineShards(ctx context.Context, db *ledger.DB, channel string, day reconcile.BusinessDay, want int) (*reconcile.Result, []string, error) {
-	runs, err := db.CurrentRuns(ctx, channel, day)
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := reconcile.ShardSet(channel, day, runs, want); err != nil {
-		return nil, nil, err
-	}
-	parts := make([]*reconcile.Result, len(runs))
-	for i, r := range runs {
-		if parts[i], err = db.LoadResult(ctx, r.ID); err != nil {
-			return nil, nil, err
-		}
-	}
-	res, ids := reconcile.CombineShards(parts)
-	return res, ids, nil
+		channel, day, len(rep.RunIDs), res.ChannelRows, res.NeedsReview(), res.AutoReversed(), out)
+	return job.SendReport(ctx, rep)
 }

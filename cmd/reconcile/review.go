@@ -117,8 +117,9 @@ func decisionsOf(file string, lines []reports.Decision, reviewer string, now tim
 	return decisions, nil
 }
 
-// decide records one decision; an approved duplicate carries its reversal,
-// planned exactly as the automatic ones so the journal key is the same.
+// decide records one decision, with the reversal it posts (an approved
+// duplicate's, planned as the automatic ones are, so the journal key is
+// the same).
 func decide(ctx context.Context, db *ledger.DB, d ledger.Decision) (ledger.DecisionResult, error) {
 	var reversal *reconcile.Journal
 	if d.State == reconcile.StateApproved {
@@ -128,12 +129,10 @@ func decide(ctx context.Context, db *ledger.DB, d ledger.Decision) (ledger.Decis
 			// Decide reports it as a line, like any other miss.
 		case err != nil:
 			return ledger.DecisionResult{}, err
-		case f.Category == reconcile.DuplicatePayment || f.Category == reconcile.DuplicateRefund:
-			j, err := compensate.Approved(f.Channel, f.Finding)
-			if err != nil {
+		default:
+			if reversal, err = compensate.Decided(f.Channel, f.Finding, d.State); err != nil {
 				return ledger.DecisionResult{}, err
 			}
-			reversal = &j
 		}
 	}
 	return db.Decide(ctx, d, reversal)

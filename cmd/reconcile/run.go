@@ -14,6 +14,7 @@ import (
 	"reconcile/config"
 	"reconcile/ledger"
 	"reconcile/metrics"
+	"reconcile/nightly"
 )
 
 const runSynopsis = `reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [--format FORMAT]
@@ -104,7 +105,7 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 
 // runAll runs the specs one after another; a failed channel does not stop
 // the others, but makes the whole command fail.
-func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *metrics.Observer) error {
+func (a *App) runAll(ctx context.Context, job *nightly.Job, specs []nightly.RunSpec, obs *metrics.Observer) error {
 	var failed []error
 	for _, s := range specs {
 		start := time.Now()
@@ -128,7 +129,7 @@ func (a *App) runAll(ctx context.Context, job *Job, specs []RunSpec, obs *metric
 }
 
 // specs turns the flags and the config into the runs to do.
-func (f *runFlags) specs(cfg config.Config) ([]RunSpec, error) {
+func (f *runFlags) specs(cfg config.Config) ([]nightly.RunSpec, error) {
 	var channels []config.Channel
 	switch {
 	case f.channel != "":
@@ -148,7 +149,7 @@ func (f *runFlags) specs(cfg config.Config) ([]RunSpec, error) {
 	if err != nil {
 		return nil, usagef("run", "--shard: %s", err)
 	}
-	var specs []RunSpec
+	var specs []nightly.RunSpec
 	for _, ch := range channels {
 		spec, err := f.spec(cfg, ch, len(channels) > 1)
 		if err != nil {
@@ -162,27 +163,27 @@ func (f *runFlags) specs(cfg config.Config) ([]RunSpec, error) {
 
 // spec is the run of one channel: the config's, with what the flags say
 // instead.
-func (f *runFlags) spec(cfg config.Config, ch config.Channel, several bool) (RunSpec, error) {
+func (f *runFlags) spec(cfg config.Config, ch config.Channel, several bool) (nightly.RunSpec, error) {
 	if f.format != "" {
 		ch.Format = f.format
 	}
 	day, err := businessDay("run", ch, f.date, f.tz)
 	if err != nil {
-		return RunSpec{}, err
+		return nightly.RunSpec{}, err
 	}
 	if ch.Format == "" {
-		return RunSpec{}, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
+		return nightly.RunSpec{}, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
 	}
 	if _, err := channelfeed.Lookup(ch.Format); err != nil {
-		return RunSpec{}, usagef("run", "--format: %s", err)
+		return nightly.RunSpec{}, usagef("run", "--format: %s", err)
 	}
-	spec := newSpec(cfg, ch, day)
+	spec := nightly.NewSpec(cfg, ch, day)
 	spec.DryRun, spec.Force = f.dryRun, f.force
 	if f.file != "" {
 		spec.File = f.file
 	}
 	if spec.File == "" {
-		return RunSpec{}, usagef("run", "--file is required for channel %s (no path template configured)", ch.Name)
+		return nightly.RunSpec{}, usagef("run", "--file is required for channel %s (no path template configured)", ch.Name)
 	}
 	switch {
 	case f.out != "" && several:

@@ -7,6 +7,7 @@ import (
 
 	"reconcile/config"
 	"reconcile/ledger"
+	"reconcile/nightly"
 	"reconcile/reports"
 )
 
@@ -64,8 +65,8 @@ func (a *App) openDB(ctx context.Context, cmd, flag string, cfg config.Config) (
 }
 
 // newJob returns a job configured by cfg, without its database.
-func (a *App) newJob(cfg config.Config, n reports.Notifier) *Job {
-	return &Job{Notifier: n, Config: cfg, Now: a.Now, Log: a.newLogger(nil)}
+func (a *App) newJob(cfg config.Config, n reports.Notifier) *nightly.Job {
+	return &nightly.Job{Notifier: n, Config: cfg, Now: a.Now, Log: a.newLogger(nil)}
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot

@@ -1,4 +1,10 @@
-package main
+// Package nightly runs reconciliations: the lifecycle of a run (its
+// record, lock, lease, replay and failure) around the stages of the
+// night, each one call into the package that does the work (stages.go);
+// the report over a date's shard runs; the one way an alert goes out
+// (delivery.go); and the scheduler's ticks (schedule.go). The command
+// line (cmd/reconcile) builds a Job from the config and calls it.
+package nightly
 
 import (
 	"context"
@@ -17,8 +23,7 @@ import (
 	"reconcile/terminal"
 )
 
-// Job runs reconciliations: the lifecycle of a run (its record, lock,
-// lease, replay and failure) around the stages of the night (stages.go).
+// Job runs reconciliations.
 //
 // A run is keyed by its channel, business date and the SHA-256 of its
 // file. Runs of one channel and date take turns on a lock that dies with
@@ -62,9 +67,12 @@ func (j *Job) Run(ctx context.Context, spec RunSpec) (*reconcile.Result, error) 
 	return nil, err
 }
 
+// discard is the logger of a Job built without one.
+var discard = slog.New(slog.DiscardHandler)
+
 func (j *Job) log() *slog.Logger {
 	if j.Log == nil {
-		return discardLogger
+		return discard
 	}
 	return j.Log
 }

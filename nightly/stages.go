@@ -1,4 +1,4 @@
-package main
+package nightly
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/channelfeed"
 	"reconcile/compensate"
 	"reconcile/config"
 	"reconcile/ledger"
@@ -110,7 +111,7 @@ func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
 	var rows int64
-	info, err := parseAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
+	info, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}

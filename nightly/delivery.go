@@ -1,4 +1,4 @@
-package main
+package nightly
 
 import (
 	"context"
@@ -90,7 +90,9 @@ func alertFor(ctx context.Context, channel string) context.Context {
 	return context.WithValue(ctx, alertChannelKey{}, channel)
 }
 
-func alertChannel(ctx context.Context) string {
+// AlertChannel is the channel the alerts sent under ctx are about (see
+// alertFor).
+func AlertChannel(ctx context.Context) string {
 	ch, _ := ctx.Value(alertChannelKey{}).(string)
 	return ch
 }

@@ -1,0 +1,175 @@
+package nightly
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"log/slog"
+	"time"
+
+	"reconcile"
+	"reconcile/channelfeed"
+	"reconcile/config"
+	"reconcile/metrics"
+	"reconcile/reports"
+)
+
+// Scheduler decides what a tick reconciles, and does it.
+type Scheduler struct {
+	Config config.Config
+	Job    *Job
+	Now    func() time.Time
+	Log    *slog.Logger // nil: nothing is logged
+	// Metrics is told of every run, overdue file and sign of life; nil
+	// when metrics are off.
+	Metrics *metrics.Observer
+}
+
+func (s *Scheduler) log() *slog.Logger {
+	if s.Log == nil {
+		return discard
+	}
+	return s.Log
+}
+
+// Due is one date of one channel a tick looked at.
+type Due struct {
+	Spec RunSpec
+	// Ready is false when the file is not there yet; Overdue when it is
+	// still not there past the channel's deadline.
+	Ready, Overdue bool
+	Deadline       time.Time
+}
+
+// Plan lists, per channel and in date order, every business date of the
+// lookback window before today (in the channel's zone) whose file has no
+// successful run yet: a night missed by downtime is caught up on the next
+// tick. A file not there is not ready: no run, so no false flood of
+// missing_channel findings.
+func (s *Scheduler) Plan(ctx context.Context) ([]Due, error) {
+	now := s.Now()
+	var due []Due
+	for _, ch := range s.Config.Channels {
+		loc, err := time.LoadLocation(ch.TimeZone)
+		if err != nil {
+			continue // config.Load refuses such a config
+		}
+		local := now.In(loc)
+		for back := s.Config.Schedule.LookbackDays; back >= 1; back-- {
+			date := time.Date(local.Year(), local.Month(), local.Day()-back, 0, 0, 0, 0, loc)
+			d, ok, err := s.look(ctx, ch, reconcile.BusinessDay{Date: date, Location: loc}, now)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				due = append(due, d)
+			}
+		}
+	}
+	return due, nil
+}
+
+// look says whether the file of ch's day is due (ok), and how.
+func (s *Scheduler) look(ctx context.Context, ch config.Channel, day reconcile.BusinessDay, now time.Time) (d Due, ok bool, err error) {
+	d = Due{Spec: NewSpec(s.Config, ch, day), Deadline: ch.OverdueAt(day.End())}
+	file, err := channelfeed.Fingerprint(d.Spec.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.Overdue = now.After(d.Deadline)
+		return d, true, nil
+	case err != nil:
+		// There but unreadable: a run says so, loudly.
+		d.Ready = true
+		return d, true, nil
+	case s.Job.DB == nil:
+		// check-config without a database: past runs are unknown, so
+		// every file there is listed.
+		d.Ready = true
+		return d, true, nil
+	}
+	done, err := s.Job.DB.HasSuccess(ctx, ch.Name, day, file.SHA256)
+	d.Ready = !done
+	return d, !done, err
+}
+
+// Tick reconciles what Plan finds, one run at a time; alerts the files
+// past their deadline, once per channel and date; and sends again the
+// alerts of runs that could not be sent. A failed channel is alerted by the
+// job and does not stop the others.
+func (s *Scheduler) Tick(ctx context.Context) {
+	s.Metrics.TickStarted()
+	defer s.Metrics.TickDone()
+	due, err := s.Plan(ctx)
+	if err != nil {
+		s.log().Error("tick not planned", "error", err)
+		return
+	}
+	overdue := map[string]int{}
+	for _, d := range due {
+		if d.Overdue {
+			overdue[d.Spec.Channel]++
+		}
+	}
+	s.Metrics.Overdue(overdue)
+	for _, d := range due {
+		s.Metrics.Beat()
+		if ctx.Err() != nil {
+			return
+		}
+		spec := d.Spec
+		switch {
+		case d.Ready:
+			start := time.Now()
+			res, err := s.Job.Run(ctx, spec)
+			s.Metrics.Ran(spec.Channel, res, err, time.Since(start))
+			if err != nil {
+				continue // the job has logged it, with its run id
+			}
+			s.log().Info("scheduled run done", "run_id", res.Run.ID, "channel", spec.Channel,
+				"business_date", spec.Day.String(), "needs_review", res.NeedsReview(), "replay", res.Replay)
+		case d.Overdue:
+			s.overdue(ctx, d)
+		}
+	}
+	s.resendAlerts(ctx)
+}
+
+// overdue alerts a file past its deadline, once: of several replicas,
+// the one that claims it.
+func (s *Scheduler) overdue(ctx context.Context, d Due) {
+	spec := d.Spec
+	// No run yet, so no run id: the channel and date say which.
+	log := s.log().With("channel", spec.Channel, "business_date", spec.Day.String())
+	first, err := s.Job.DB.ClaimOverdue(ctx, spec.Channel, spec.Day)
+	if err != nil {
+		log.Error("overdue file not claimed", "error", err)
+		return
+	}
+	if !first {
+		return
+	}
+	log.Warn("settlement file overdue", "file", spec.File, "deadline", d.Deadline)
+	msg := reports.OverdueMessage(spec.Channel, spec.Day, spec.File, d.Deadline)
+	if err := s.Job.Notifier.Notify(alertFor(ctx, spec.Channel), msg, "", nil); err != nil {
+		log.Warn("overdue alert not sent", "error", err)
+	}
+}
+
+// resendAlerts sends the alerts that failed within the lookback window.
+func (s *Scheduler) resendAlerts(ctx context.Context) {
+	since := s.Now().AddDate(0, 0, -s.Config.Schedule.LookbackDays-1)
+	ids, err := s.Job.DB.AlertsDue(ctx, since)
+	if err != nil {
+		s.log().Error("alerts to send again not read", "error", err)
+		return
+	}
+	for _, id := range ids {
+		sent, err := s.Job.Resend(ctx, id)
+		switch {
+		case err != nil:
+			s.log().Warn("alert still not sent", "run_id", id, "error", err)
+		case sent:
+			s.log().Info("alert sent again", "run_id", id)
+		}
+	}
+}

@@ -1,0 +1,60 @@
+package nightly
+
+import (
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"reconcile"
+	"reconcile/channelfeed"
+	"reconcile/config"
+)
+
+// RunSpec is one reconciliation to do: a channel, a business date, a file.
+type RunSpec struct {
+	Channel string
+	Format  string
+	File    string
+	Day     reconcile.BusinessDay
+	OutDir  string
+	DryRun  bool
+	// Force re-evaluates a file whose run already succeeded, instead of
+	// returning that run's result.
+	Force bool
+	// Grace is the cut-off window of the channel (see matcher.Options).
+	Grace time.Duration
+	// Shard, when not the whole, limits the run to the keys of one shard;
+	// `reconcile report` puts the shards' results together.
+	Shard reconcile.Shard
+	// Feed carries the channel's parser settings (Stripe metadata keys, a
+	// column mapping, the row window); its Location is the business day's.
+	Feed channelfeed.Options
+
+	expectRows int // the file's line count, to size the index once
+	// log is the run's logger: channel and business date attached, and
+	// the run id once Job.Run has made one.
+	log *slog.Logger
+}
+
+// Parse returns the parser options of the run.
+func (s RunSpec) Parse() channelfeed.Options {
+	o := s.Feed
+	o.Location = s.Day.Location
+	return o
+}
+
+// NewSpec is the run of channel ch for day as the config has it: the one
+// place `run`, `schedule`, `report` and `demo` get a run's settings from.
+// The file is the channel's path template filled in, the out directory
+// <out_dir>/<date>/<channel>.
+func NewSpec(cfg config.Config, ch config.Channel, day reconcile.BusinessDay) RunSpec {
+	return RunSpec{
+		Channel: ch.Name,
+		Format:  ch.Format,
+		File:    ch.FilePath(day.Date),
+		Day:     day,
+		OutDir:  filepath.Join(cfg.OutDir, day.String(), ch.Name),
+		Grace:   ch.CutOff(),
+		Feed:    ch.Feed(day),
+	}
+}

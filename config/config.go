@@ -135,29 +135,6 @@ func (ch Channel) Window() RowWindow {
 	return w
 }
 
-// Duration is a time.Duration written as "30m", "14h" in the config.
-type Duration time.Duration
-
-// UnmarshalJSON reads a Go duration string.
-func (d *Duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("a duration is a string such as \"30m\" or \"14h\": %w", err)
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return err
-	}
-	if v < 0 {
-		return fmt.Errorf("duration %s is negative", reconcile.Quote(s))
-	}
-	*d = Duration(v)
-	return nil
-}
-
-// MarshalJSON writes the duration as a string.
-func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Duration(d).String()) }
-
 // CutOff is the channel's cut-off window (the "grace" setting; "0s" turns
 // it off, absent is the default).
 func (ch Channel) CutOff() time.Duration {
@@ -366,30 +343,6 @@ func (ch Channel) Where(i int) (path, name string) {
 		return path, path
 	}
 	return path, fmt.Sprintf("%s %s", path, reconcile.Quote(ch.Name))
-}
-
-// zoneTrouble says why time.LoadLocation refused a name, without
-// repeating the name.
-func zoneTrouble(err error) string {
-	if strings.HasPrefix(err.Error(), "unknown time zone") {
-		return "unknown time zone"
-	}
-	return err.Error()
-}
-
-// FieldError is a problem with one setting.
-type FieldError struct {
-	// Path is the setting's JSON path ("schedule.spec",
-	// "channels[2].time_zone").
-	Path string
-	err  error
-}
-
-func (e *FieldError) Error() string { return e.err.Error() }
-func (e *FieldError) Unwrap() error { return e.err }
-
-func fieldErrorf(path, format string, args ...any) error {
-	return &FieldError{Path: path, err: fmt.Errorf(format, args...)}
 }
 
 // Lookup returns the named channel's settings; a channel the config does

@@ -36,3 +36,9 @@ func EncodeMemory(rows []reconcile.Transaction) []byte {
 	}
 	return sortRecords(out)
 }
+
+// Keys returns the order numbers and refund numbers of the rows seen so
+// far, sorted.
+func (m *Matcher) Keys() (orders, refunds []string) {
+	return m.keys(false)
+}

@@ -144,12 +144,6 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	}
 }
 
-// Keys returns the order numbers and refund numbers of the rows seen so
-// far, sorted: the local records to look up whatever their date.
-func (m *Matcher) Keys() (orders, refunds []string) {
-	return m.keys(false)
-}
-
 // LocalKeys returns the keys of tonight's file that no local record has
 // been added for yet: after the day's records, the few settled on another
 // day, to be looked up by key.

@@ -2,6 +2,7 @@ package channelfeed
 
 import (
 	"context"
+	"encoding/csv"
 	"fmt"
 	"io"
 	"strings"
@@ -130,74 +131,91 @@ var adyAmbiguous = map[string]string{
 const adyTimeLayout = "2006-01-02 15:04:05"
 
 func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
+	rows := newRowSink(ctx, emit)
 	br, err := openText(ctx, r, opts)
 	if err != nil {
 		return err
 	}
+	b := &adyBatch{
+		opts:  opts,
+		cr:    newCSVReader(br, opts, 1), // ragged batch rows are normal here
+		zones: map[string]*time.Location{},
+	}
+	if err := b.findHeader(newRowSink(ctx, nil)); err != nil {
+		return err
+	}
+	if err := b.details(rows); err != nil {
+		return err
+	}
+	return b.controlTotal()
+}
 
-	cr := newCSVReader(br, opts, 1) // ragged batch rows are normal here
-	b := &adyBatch{opts: opts, zones: map[string]*time.Location{}}
-
-	// Rows before the header (a title, an export note) are skipped.
-	for n := 1; ; n++ {
-		if n%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+// findHeader reads up to the header, the first row with a Company Account
+// field, and reads it. The rows before it (a title, an export note) are
+// skipped, and skipped counts them.
+func (b *adyBatch) findHeader(skipped *rowSink) error {
+	for {
+		if err := skipped.tick(); err != nil {
+			return err
 		}
-		rec, err := cr.Read()
+		rec, line, err := b.read()
 		if err == io.EOF {
 			if b.lastLine == 0 {
-				return opts.errorf(0, "", "empty file: no header row")
+				return b.opts.errorf(0, "", "empty file: no header row")
 			}
-			return opts.errorf(0, adyCompany, "no header row: no row has a %s field", adyCompany)
+			return b.opts.errorf(0, adyCompany, "no header row: no row has a %s field", adyCompany)
 		}
 		if err != nil {
-			return csvReadError(opts, b.lastLine+1, err)
+			return err
 		}
-		line, _ := cr.FieldPos(0)
-		b.lastLine, _ = cr.FieldPos(len(rec) - 1)
 		// Before the header a field has a place, not a name.
-		if err := opts.checkRow(line, rec, nil); err != nil {
+		if err := b.opts.checkRow(line, rec, nil); err != nil {
 			return err
 		}
 		if adyIsHeader(rec) {
-			if err := b.header(rec, line); err != nil {
-				return err
-			}
-			break
+			return b.header(rec, line)
 		}
 	}
+}
 
-	for n := 1; ; n++ {
-		rec, err := cr.Read()
+// details reads the rows after the header into rows.
+func (b *adyBatch) details(rows *rowSink) error {
+	for {
+		rec, line, err := b.read()
 		if err == io.EOF {
-			break
+			return nil
 		}
 		if err != nil {
-			return csvReadError(opts, b.lastLine+1, err)
+			return err
 		}
-		line, _ := cr.FieldPos(0)
-		b.lastLine, _ = cr.FieldPos(len(rec) - 1)
 		t, ok, err := b.row(rec, line)
 		if err != nil {
 			return err
 		}
 		if ok {
-			if err := emit(t); err != nil {
+			if err := rows.emit(t); err != nil {
 				return err
 			}
 		}
-		if n%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := rows.tick(); err != nil {
+			return err
 		}
 	}
-	return b.controlTotal()
+}
+
+// read returns the next record and the line it starts on, and io.EOF at
+// the end of the file.
+func (b *adyBatch) read() ([]string, int, error) {
+	rec, err := b.cr.Read()
+	if err == io.EOF {
+		return nil, 0, err
+	}
+	if err != nil {
+		return nil, 0, csvReadError(b.opts, b.lastLine+1, err)
+	}
+	line, _ := b.cr.FieldPos(0)
+	b.lastLine, _ = b.cr.FieldPos(len(rec) - 1)
+	return rec, line, nil
 }
 
 func adyIsHeader(rec []string) bool {
@@ -212,6 +230,7 @@ func adyIsHeader(rec []string) bool {
 // adyBatch is the state of one report being read.
 type adyBatch struct {
 	opts     Options
+	cr       *csv.Reader
 	names    []string       // header names as written
 	cols     map[string]int // lower-case canonical name → field index
 	lastLine int            // line of the last field read
@@ -329,193 +348,255 @@ func (r adyRow) currency(col string) (string, error) {
 	return c, nil
 }
 
+// adyMoney is what one row books, in minor units: the gross in its Gross
+// Currency, the net and the fees in its Net Currency.
+type adyMoney struct {
+	grossCcy, netCcy        string
+	grossDebit, grossCredit int64
+	netDebit, netCredit     int64
+	fees                    int64
+}
+
 // row turns one record into a transaction; ok is false for a blank row.
 func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool, err error) {
-	opts := b.opts
-	if len(rec) > len(b.names) {
-		return t, false, opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(b.names))
-	}
-	if err := opts.checkRow(line, rec, b.names); err != nil {
+	if blank, err := b.record(rec, line); blank || err != nil {
 		return t, false, err
 	}
-	blank := true
-	for _, f := range rec {
-		if strings.TrimSpace(f) != "" {
-			blank = false
-		}
-	}
-	if blank {
-		return t, false, nil
-	}
 	r := adyRow{b: b, rec: rec, line: line}
-	if adyIsHeader(rec) {
-		return t, false, opts.errorf(line, "", "a second header row (two reports joined into one file?)")
-	}
-
 	typ := r.get(adyType)
 	if typ == "" {
 		return t, false, r.errorf(adyType, "empty Type")
 	}
 	lower := strings.ToLower(typ)
 	t = reconcile.Transaction{
+		Kind:         adyKind(lower),
 		RawKind:      typ,
 		OrderNo:      r.get(adyMerchantRef),
 		ChannelTxnID: r.get(adyModRef),
 		Status:       reconcile.StatusSuccess,
 		Line:         line,
 	}
-	switch lower {
-	case "settled", "settledbulk":
-		t.Kind = reconcile.KindPayment
-	case "refunded", "refundedbulk":
-		t.Kind = reconcile.KindRefund
-	default:
-		t.Kind = reconcile.KindOther
-		if adyenBatchTypes[lower] {
-			t.Kind = reconcile.KindBatch
-		}
-	}
-
 	if t.OccurredAt, err = b.time(r); err != nil {
 		return t, false, err
 	}
-
-	grossCcy, err := r.currency(adyGrossCcy)
+	m, err := r.money()
 	if err != nil {
 		return t, false, err
 	}
-	netCcy, err := r.currency(adyNetCcy)
+	if err := b.netCurrency(r, m.netCcy); err != nil {
+		return t, false, err
+	}
+	checkIdentity, err := r.fee(&t, &m)
 	if err != nil {
 		return t, false, err
 	}
-	grossDebit, grossCredit, err := r.pair(adyGrossDebit, adyGrossCredit, grossCcy)
-	if err != nil {
+	if err := r.setAmount(&t, &m); err != nil {
 		return t, false, err
 	}
-	netDebit, netCredit, err := r.pair(adyNetDebit, adyNetCredit, netCcy)
-	if err != nil {
-		return t, false, err
-	}
-	var fees int64
-	for _, c := range adyFees {
-		v, err := r.amount(c, netCcy)
-		if err != nil {
+	if checkIdentity {
+		if err := r.checkFees(&m, lower); err != nil {
 			return t, false, err
 		}
-		if fees, ok = addChecked(fees, v); !ok {
-			return t, false, r.errorf(c, "fees of the row overflow")
-		}
 	}
-	if netCcy != "" {
-		if b.netCcy == "" {
-			b.netCcy = netCcy
-		} else if netCcy != b.netCcy {
-			return t, false, r.errorf(adyNetCcy, "net currency %s in a batch of %s: the payout cannot be checked", netCcy, b.netCcy)
-		}
+	if err := b.total(r, &m, lower); err != nil {
+		return t, false, err
 	}
+	return t, true, nil
+}
 
+// record checks a record after the header as a whole; blank is true for
+// one whose every field is empty, which carries nothing.
+func (b *adyBatch) record(rec []string, line int) (blank bool, err error) {
+	if len(rec) > len(b.names) {
+		return false, b.opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(b.names))
+	}
+	if err := b.opts.checkRow(line, rec, b.names); err != nil {
+		return false, err
+	}
+	blank = true
+	for _, f := range rec {
+		if strings.TrimSpace(f) != "" {
+			blank = false
+		}
+	}
+	if !blank && adyIsHeader(rec) {
+		return false, b.opts.errorf(line, "", "a second header row (two reports joined into one file?)")
+	}
+	return blank, nil
+}
+
+// adyKind is the kind of a row of Type lower, in lower case.
+func adyKind(lower string) reconcile.Kind {
+	switch lower {
+	case "settled", "settledbulk":
+		return reconcile.KindPayment
+	case "refunded", "refundedbulk":
+		return reconcile.KindRefund
+	}
+	if adyenBatchTypes[lower] {
+		return reconcile.KindBatch
+	}
+	return reconcile.KindOther
+}
+
+// money reads the currencies, amounts and fees of the row.
+func (r adyRow) money() (m adyMoney, err error) {
+	if m.grossCcy, err = r.currency(adyGrossCcy); err != nil {
+		return m, err
+	}
+	if m.netCcy, err = r.currency(adyNetCcy); err != nil {
+		return m, err
+	}
+	if m.grossDebit, m.grossCredit, err = r.pair(adyGrossDebit, adyGrossCredit, m.grossCcy); err != nil {
+		return m, err
+	}
+	if m.netDebit, m.netCredit, err = r.pair(adyNetDebit, adyNetCredit, m.netCcy); err != nil {
+		return m, err
+	}
+	for _, c := range adyFees {
+		v, err := r.amount(c, m.netCcy)
+		if err != nil {
+			return m, err
+		}
+		var ok bool
+		if m.fees, ok = addChecked(m.fees, v); !ok {
+			return m, r.errorf(c, "fees of the row overflow")
+		}
+	}
+	return m, nil
+}
+
+// netCurrency holds the rows of the batch to one Net Currency, ccy that of
+// row r, since the payout is checked in it.
+func (b *adyBatch) netCurrency(r adyRow, ccy string) error {
+	switch {
+	case ccy == "":
+	case b.netCcy == "":
+		b.netCcy = ccy
+	case ccy != b.netCcy:
+		return r.errorf(adyNetCcy, "net currency %s in a batch of %s: the payout cannot be checked", ccy, b.netCcy)
+	}
+	return nil
+}
+
+// fee sets the fee of t and reports whether the row's fee identity can be
+// checked: only when gross and net are in the same money.
+func (r adyRow) fee(t *reconcile.Transaction, m *adyMoney) (bool, error) {
 	// FeeMilli is in the row's currency, the gross one, and fees are in
 	// the net one: across an exchange there is no exact conversion, so an
 	// FX row reports no fee rather than a rounded one.
-	sameCcy := grossCcy != "" && grossCcy == netCcy
+	sameCcy := m.grossCcy != "" && m.grossCcy == m.netCcy
 	if sameCcy {
-		f, ok := adyMulChecked(fees, 1000)
+		f, ok := adyMulChecked(m.fees, 1000)
 		if !ok {
-			return t, false, r.errorf(adyCommission, "fees of the row overflow")
+			return false, r.errorf(adyCommission, "fees of the row overflow")
 		}
 		t.FeeMilli = f
 	}
 	rate, err := r.rateIsOne()
 	if err != nil {
-		return t, false, err
+		return false, err
 	}
-	checkIdentity := sameCcy && rate
+	return sameCcy && rate, nil
+}
 
+// setAmount sets the amount and currency of t, as its kind reads them.
+func (r adyRow) setAmount(t *reconcile.Transaction, m *adyMoney) error {
 	switch t.Kind {
 	case reconcile.KindPayment:
 		if t.OrderNo == "" {
-			return t, false, r.errorf(adyMerchantRef, "empty Merchant Reference on a %s row", typ)
+			return r.errorf(adyMerchantRef, "empty Merchant Reference on a %s row", t.RawKind)
 		}
-		if grossCcy == "" {
-			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", typ)
-		}
-		if r.get(adyGrossCredit) == "" {
-			return t, false, r.errorf(adyGrossCredit, "empty amount on a %s row", typ)
-		}
-		t.Amount, t.Currency = grossCredit, grossCcy
+		return r.gross(t, m, adyGrossCredit, m.grossCredit)
 	case reconcile.KindRefund:
 		t.RefundNo = r.get(adyModMerchRef)
 		// "<auto>" is what Adyen writes for automatic captures; as a
 		// refund number it would key unrelated refunds together.
 		if t.RefundNo == "" || t.RefundNo == "<auto>" {
-			return t, false, r.errorf(adyModMerchRef, "%s row without a refund number (%s)", typ, reconcile.Quote(t.RefundNo))
+			return r.errorf(adyModMerchRef, "%s row without a refund number (%s)", t.RawKind, reconcile.Quote(t.RefundNo))
 		}
-		if grossCcy == "" {
-			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", typ)
-		}
-		if r.get(adyGrossDebit) == "" {
-			return t, false, r.errorf(adyGrossDebit, "empty amount on a %s row", typ)
-		}
-		t.Amount, t.Currency = grossDebit, grossCcy
+		return r.gross(t, m, adyGrossDebit, m.grossDebit)
 	case reconcile.KindBatch:
-		if netCcy == "" {
-			return t, false, r.errorf(adyNetCcy, "empty Net Currency on a %s row", typ)
+		if m.netCcy == "" {
+			return r.errorf(adyNetCcy, "empty Net Currency on a %s row", t.RawKind)
 		}
-		t.Amount, t.Currency = max(netDebit, netCredit), netCcy
+		t.Amount, t.Currency = max(m.netDebit, m.netCredit), m.netCcy
+		return nil
+	}
+	// The gross amount is what a reviewer compares with the order;
+	// a row without one still shows its net movement.
+	switch {
+	case m.grossCcy != "":
+		t.Amount, t.Currency = max(m.grossDebit, m.grossCredit), m.grossCcy
+	case m.netCcy != "":
+		t.Amount, t.Currency = max(m.netDebit, m.netCredit), m.netCcy
 	default:
-		// The gross amount is what a reviewer compares with the order;
-		// a row without one still shows its net movement.
-		switch {
-		case grossCcy != "":
-			t.Amount, t.Currency = max(grossDebit, grossCredit), grossCcy
-		case netCcy != "":
-			t.Amount, t.Currency = max(netDebit, netCredit), netCcy
-		default:
-			// Any Type comes here: quoted, as a value from the file is.
-			return t, false, r.errorf(adyGrossCcy, "empty Gross Currency and Net Currency on a row of Type %s", reconcile.Quote(typ))
+		// Any Type comes here: quoted, as a value from the file is.
+		return r.errorf(adyGrossCcy, "empty Gross Currency and Net Currency on a row of Type %s", reconcile.Quote(t.RawKind))
+	}
+	return nil
+}
+
+// gross sets the amount of t, a payment or a refund, to v, read from
+// col: such a row must have its gross.
+func (r adyRow) gross(t *reconcile.Transaction, m *adyMoney, col string, v int64) error {
+	if m.grossCcy == "" {
+		return r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", t.RawKind)
+	}
+	if r.get(col) == "" {
+		return r.errorf(col, "empty amount on a %s row", t.RawKind)
+	}
+	t.Amount, t.Currency = v, m.grossCcy
+	return nil
+}
+
+// checkFees holds a row of Type lower to its fee identity. Only types
+// whose fee arithmetic is documented are checked: a reversal or an
+// externally settled row may book differently, and refusing the file
+// over it would hide the whole batch.
+func (r adyRow) checkFees(m *adyMoney, lower string) error {
+	b := r.b
+	switch lower {
+	case "settled", "settledbulk":
+		if want := m.grossCredit - m.fees; m.netCredit != want {
+			return r.errorf(adyNetCredit, "%s is not %s %s − fees %s = %s",
+				b.fmt(m.netCredit), b.name(adyGrossCredit), b.fmt(m.grossCredit), b.fmt(m.fees), b.fmt(want))
+		}
+	case "refunded", "refundedbulk", "chargeback", "secondchargeback":
+		want, ok := addChecked(m.grossDebit, m.fees)
+		if !ok || m.netDebit != want {
+			return r.errorf(adyNetDebit, "%s is not %s %s + fees %s = %s",
+				b.fmt(m.netDebit), b.name(adyGrossDebit), b.fmt(m.grossDebit), b.fmt(m.fees), b.fmt(want))
 		}
 	}
+	return nil
+}
 
-	if checkIdentity {
-		// Only types whose fee arithmetic is documented are checked: a
-		// reversal or an externally settled row may book differently,
-		// and refusing the file over it would hide the whole batch.
-		switch lower {
-		case "settled", "settledbulk":
-			if want := grossCredit - fees; netCredit != want {
-				return t, false, r.errorf(adyNetCredit, "%s is not %s %s − fees %s = %s",
-					b.fmt(netCredit), r.b.name(adyGrossCredit), b.fmt(grossCredit), b.fmt(fees), b.fmt(want))
-			}
-		case "refunded", "refundedbulk", "chargeback", "secondchargeback":
-			want, ok := addChecked(grossDebit, fees)
-			if !ok || netDebit != want {
-				return t, false, r.errorf(adyNetDebit, "%s is not %s %s + fees %s = %s",
-					b.fmt(netDebit), r.b.name(adyGrossDebit), b.fmt(grossDebit), b.fmt(fees), b.fmt(want))
-			}
-		}
-	}
-
+// total adds the row of Type lower to the batch's control total: a
+// payout to what is paid out, any other row to what the rows net to.
+func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
+	var ok bool
 	switch lower {
 	case adyPayout:
 		b.sawPayout = true
-		b.payoutLine, b.payoutColumn = line, adyNetDebit
-		if b.paid, ok = addChecked(b.paid, netDebit-netCredit); !ok {
-			return t, false, r.errorf(adyNetDebit, "payout total overflows")
+		b.payoutLine, b.payoutColumn = r.line, adyNetDebit
+		if b.paid, ok = addChecked(b.paid, m.netDebit-m.netCredit); !ok {
+			return r.errorf(adyNetDebit, "payout total overflows")
 		}
-		return t, true, nil
+		return nil
 	case adyTransfer:
 		b.sawTransfer = true
 		if !b.sawPayout {
-			b.payoutLine, b.payoutColumn = line, adyNetDebit
-			if netCredit != 0 {
+			b.payoutLine, b.payoutColumn = r.line, adyNetDebit
+			if m.netCredit != 0 {
 				b.payoutColumn = adyNetCredit
 			}
 		}
 	}
-	if b.net, ok = addChecked(b.net, netCredit-netDebit); !ok {
-		return t, false, r.errorf(adyNetCredit, "batch total overflows")
+	if b.net, ok = addChecked(b.net, m.netCredit-m.netDebit); !ok {
+		return r.errorf(adyNetCredit, "batch total overflows")
 	}
-	return t, true, nil
+	return nil
 }
 
 // time reads Creation Date in the zone named by the row's TimeZone.

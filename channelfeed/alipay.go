@@ -1,7 +1,6 @@
 package channelfeed
 
 import (
-	"bytes"
 	"context"
 	"encoding/csv"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/simplifiedchinese"
 
 	"reconcile"
@@ -87,182 +87,190 @@ type aliFooter struct {
 
 // aliBill is the state of one bill being read.
 type aliBill struct {
-	opts Options
-	loc  *time.Location
+	opts  Options
+	loc   *time.Location
+	lines *lineScanner
+	dec   *encoding.Decoder
 
 	names []string       // header names as written, for errors
 	cols  map[string]int // name without unit → field index
 
 	hint        string // why the current line may not be GBK, for errors
+	sawUTF8     bool   // a line that looks like UTF-8: a re-saved bill?
+	badText     error  // why next stopped at a line it read: not GBK text
 	rows        int64  // detail rows read, of every kind
 	pay, refund aliTotals
 }
 
 func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b := &aliBill{opts: opts, loc: opts.location()}
 	// Lines are split before they are decoded: GBK and GB18030 never use
 	// '\n', '\r', '"' or ',' inside a multi-byte character, and decoding
 	// a line at a time keeps its raw bytes at hand to explain a bad one.
 	// A quoted field may hold a CR (see aliSplit).
-	lines := newLineScanner(r, opts, true)
-	dec := simplifiedchinese.GB18030.NewDecoder()
-	line := 0        // the line last read
-	sawUTF8 := false // a line that looks like UTF-8: a re-saved bill?
-	var decodeErr error
-	next := func() (string, bool) {
-		if !lines.scan() {
-			return "", false
-		}
-		line = lines.line
-		raw := lines.bytes()
-		b.hint = ""
-		switch {
-		case line == 1 && bytes.HasPrefix(raw, utf8BOM):
-			b.hint = "; the file starts with a UTF-8 byte order mark, but Alipay sends GBK: was the bill re-saved?"
-		case utf8.Valid(raw) && !aliASCII(raw):
-			b.hint = "; the line is valid UTF-8, but Alipay sends GBK: was the bill re-saved?"
-		}
-		sawUTF8 = sawUTF8 || b.hint != ""
-		s, err := dec.Bytes(raw)
-		if err != nil {
-			decodeErr = opts.errorf(line, "", "decode GBK: %v", err)
-			return "", false
-		}
-		text := string(s)
-		// x/text's decoder replaces invalid bytes with U+FFFD without an
-		// error. Which field holds it is known only once the line is
-		// split, so rows are checked later; other lines here. A NUL byte
-		// decodes as itself: the header and rows check their fields for
-		// it, comment lines here.
-		comment := strings.HasPrefix(strings.TrimSpace(text), "#")
-		if strings.ContainsRune(text, utf8.RuneError) && (len(b.names) == 0 || comment) {
-			decodeErr = opts.errorf(line, "", "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
-			return "", false
-		}
-		if why := reconcile.TextFault(text); why != "" && comment {
-			decodeErr = opts.errorf(line, "", "%s", why)
-			return "", false
-		}
-		return text, true
+	b := &aliBill{
+		opts:  opts,
+		loc:   opts.location(),
+		lines: newLineScanner(r, opts, true),
+		dec:   simplifiedchinese.GB18030.NewDecoder(),
 	}
-	// failed explains why next returned false when it was not the end of
-	// the file; nil at a clean end.
-	failed := func() error {
-		if decodeErr != nil {
-			return decodeErr
-		}
-		return lines.err
-	}
-
-	// The preamble: comment lines up to the start marker. A file without
-	// the markers is not this bill, whatever its header says.
-	nonBlank := false
-	for {
-		s, ok := next()
-		if !ok {
-			if err := failed(); err != nil {
-				return err
-			}
-			if !nonBlank {
-				return opts.errorf(0, "", "empty file")
-			}
-			msg := "no #…" + aliStartMarker + "… start marker: not an Alipay 业务明细 bill"
-			if sawUTF8 {
-				msg += " (the file looks like UTF-8; Alipay sends GBK)"
-			}
-			return opts.errorf(0, "", "%s", msg)
-		}
-		t := strings.TrimSpace(s)
-		if t == "" {
-			continue
-		}
-		nonBlank = true
-		if strings.HasPrefix(t, "#") {
-			if strings.Contains(t, aliStartMarker) && !strings.Contains(t, aliEndMarker) {
-				break
-			}
-			continue
-		}
-		msg := "want the #…" + aliStartMarker + "… start marker before the detail header: not an Alipay 业务明细 bill"
-		if sawUTF8 {
-			msg += " (the file looks like UTF-8; Alipay sends GBK)"
-		}
-		return opts.errorf(line, "", "%s", msg)
-	}
-
-	s, ok := next()
-	if !ok {
-		if err := failed(); err != nil {
-			return err
-		}
-		return opts.wrap(line+1, "", fmt.Errorf("%w: the file ends after the start marker (truncated download?)", reconcile.ErrControlTotal))
-	}
-	if err := b.header(s, line); err != nil {
+	if err := b.preamble(); err != nil {
 		return err
 	}
+	if err := b.header(); err != nil {
+		return err
+	}
+	if err := b.details(newRowSink(ctx, emit)); err != nil {
+		return err
+	}
+	return b.trailer()
+}
 
-	// Detail rows, up to the first comment line.
+// next reads the next line and decodes it. It returns false at the end
+// of the file, and at a fault, which failed then returns.
+func (b *aliBill) next() (string, bool) {
+	if !b.lines.scan() {
+		return "", false
+	}
+	line, raw := b.lines.line, b.lines.bytes()
+	b.hint = ""
+	switch {
+	case b.lines.bom():
+		b.hint = "; the file starts with a UTF-8 byte order mark, but Alipay sends GBK: was the bill re-saved?"
+	case utf8.Valid(raw) && !aliASCII(raw):
+		b.hint = "; the line is valid UTF-8, but Alipay sends GBK: was the bill re-saved?"
+	}
+	b.sawUTF8 = b.sawUTF8 || b.hint != ""
+	s, err := b.dec.Bytes(raw)
+	if err != nil {
+		b.badText = b.opts.errorf(line, "", "decode GBK: %v", err)
+		return "", false
+	}
+	text := string(s)
+	// x/text's decoder replaces invalid bytes with U+FFFD without an
+	// error. Which field holds it is known only once the line is
+	// split, so rows are checked later; other lines here. A NUL byte
+	// decodes as itself: the header and rows check their fields for
+	// it, comment lines here.
+	comment := strings.HasPrefix(strings.TrimSpace(text), "#")
+	if strings.ContainsRune(text, utf8.RuneError) && (len(b.names) == 0 || comment) {
+		b.badText = b.opts.errorf(line, "", "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
+		return "", false
+	}
+	if why := reconcile.TextFault(text); why != "" && comment {
+		b.badText = b.opts.errorf(line, "", "%s", why)
+		return "", false
+	}
+	return text, true
+}
+
+// nextNonBlank is next past blank lines; t is the line trimmed.
+func (b *aliBill) nextNonBlank() (s, t string, ok bool) {
 	for {
-		s, ok := next()
+		if s, ok = b.next(); !ok {
+			return "", "", false
+		}
+		if t = strings.TrimSpace(s); t != "" {
+			return s, t, true
+		}
+	}
+}
+
+// failed explains why next returned false when it was not the end of
+// the file; nil at a clean end.
+func (b *aliBill) failed() error {
+	if b.badText != nil {
+		return b.badText
+	}
+	return b.lines.err
+}
+
+// preamble reads the comment lines up to the start marker. A file
+// without the markers is not this bill, whatever its header says.
+func (b *aliBill) preamble() error {
+	for seen := false; ; seen = true {
+		_, t, ok := b.nextNonBlank()
 		if !ok {
-			if err := failed(); err != nil {
+			if err := b.failed(); err != nil {
 				return err
 			}
-			return opts.wrap(line+1, "", fmt.Errorf("%w: no #…%s… end marker, the file ends after the detail rows (truncated download?)", reconcile.ErrControlTotal, aliEndMarker))
+			if !seen {
+				return b.opts.errorf(0, "", "empty file")
+			}
+			return b.notThisBill(0, "no #…"+aliStartMarker+"… start marker")
 		}
-		t := strings.TrimSpace(s)
-		if t == "" {
-			continue
+		if !strings.HasPrefix(t, "#") {
+			return b.notThisBill(b.lines.line, "want the #…"+aliStartMarker+"… start marker before the detail header")
+		}
+		if strings.Contains(t, aliStartMarker) && !strings.Contains(t, aliEndMarker) {
+			return nil
+		}
+	}
+}
+
+// notThisBill is the error for a file that is no Alipay detail bill, at
+// line; a bill re-saved as UTF-8 reads as one, which it says.
+func (b *aliBill) notThisBill(line int, why string) error {
+	msg := why + ": not an Alipay 业务明细 bill"
+	if b.sawUTF8 {
+		msg += " (the file looks like UTF-8; Alipay sends GBK)"
+	}
+	return b.opts.errorf(line, "", "%s", msg)
+}
+
+// details reads the detail rows into rows, up to the first comment line,
+// which must be the end marker.
+func (b *aliBill) details(rows *rowSink) error {
+	for {
+		s, t, ok := b.nextNonBlank()
+		if !ok {
+			if err := b.failed(); err != nil {
+				return err
+			}
+			return b.opts.wrap(b.lines.line+1, "", fmt.Errorf("%w: no #…%s… end marker, the file ends after the detail rows (truncated download?)", reconcile.ErrControlTotal, aliEndMarker))
 		}
 		if strings.HasPrefix(t, "#") {
 			if !strings.Contains(t, aliEndMarker) {
-				return opts.errorf(line, "", "want the #…%s… end marker after the detail rows", aliEndMarker)
+				return b.opts.errorf(b.lines.line, "", "want the #…%s… end marker after the detail rows", aliEndMarker)
 			}
-			break
+			return nil
 		}
-		tx, err := b.row(s, line)
+		tx, err := b.row(s, b.lines.line)
 		if err != nil {
 			return err
 		}
-		if err := emit(tx); err != nil {
+		if err := rows.emit(tx); err != nil {
 			return err
 		}
-		if b.rows%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := rows.tick(); err != nil {
+			return err
 		}
 	}
+}
 
-	// The trailer: footer lines and other comments, in any order.
+// trailer reads the footer lines and other comments after the end
+// marker, in any order, and checks each footer against its rows.
+func (b *aliBill) trailer() error {
 	var payFooter, refundFooter *aliFooter
 	for {
-		s, ok := next()
+		_, t, ok := b.nextNonBlank()
 		if !ok {
-			if err := failed(); err != nil {
+			if err := b.failed(); err != nil {
 				return err
 			}
 			break
 		}
-		t := strings.TrimSpace(s)
-		if t == "" {
-			continue
-		}
 		if !strings.HasPrefix(t, "#") {
-			return opts.errorf(line, "", "unexpected line after the end marker")
+			return b.opts.errorf(b.lines.line, "", "unexpected line after the end marker")
 		}
 		var err error
 		switch {
 		case strings.Contains(t, aliPayTotal):
-			payFooter, err = b.footer(t, line, aliPayTotal, aliPayFooter, payFooter)
+			payFooter, err = b.footer(t, b.lines.line, aliPayTotal, aliPayFooter, payFooter)
 		case strings.Contains(t, aliRefundTotal):
-			refundFooter, err = b.footer(t, line, aliRefundTotal, aliRefundFooter, refundFooter)
+			refundFooter, err = b.footer(t, b.lines.line, aliRefundTotal, aliRefundFooter, refundFooter)
 		}
 		if err != nil {
 			return err
@@ -273,7 +281,7 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		footer *aliFooter
 	}{{aliPayTotal, payFooter}, {aliRefundTotal, refundFooter}} {
 		if f.footer == nil {
-			return opts.wrap(line+1, "", fmt.Errorf("%w: no #%s footer line after the end marker (truncated download?)", reconcile.ErrControlTotal, f.word))
+			return b.opts.wrap(b.lines.line+1, "", fmt.Errorf("%w: no #%s footer line after the end marker (truncated download?)", reconcile.ErrControlTotal, f.word))
 		}
 	}
 	if err := b.check(payFooter, aliPayWord, &b.pay); err != nil {
@@ -331,7 +339,16 @@ func aliColumn(name string) string {
 	return name
 }
 
-func (b *aliBill) header(s string, line int) error {
+// header reads the detail header, the line after the start marker.
+func (b *aliBill) header() error {
+	s, ok := b.next()
+	if !ok {
+		if err := b.failed(); err != nil {
+			return err
+		}
+		return b.opts.wrap(b.lines.line+1, "", fmt.Errorf("%w: the file ends after the start marker (truncated download?)", reconcile.ErrControlTotal))
+	}
+	line := b.lines.line
 	if strings.TrimSpace(s) == "" {
 		return b.opts.errorf(line, "", "empty line; want the detail header after the start marker")
 	}
@@ -394,49 +411,26 @@ func (b *aliBill) amount(f []string, canon string, line int, optional bool) (int
 	return v, nil
 }
 
-func (b *aliBill) row(s string, line int) (reconcile.Transaction, error) {
-	opts := b.opts
-	f, err := aliSplit(s)
+func (b *aliBill) row(s string, line int) (t reconcile.Transaction, err error) {
+	f, err := b.fields(s, line)
 	if err != nil {
-		return reconcile.Transaction{}, opts.wrap(line, "", err)
-	}
-	for i, v := range f {
-		if strings.ContainsRune(v, utf8.RuneError) {
-			column := ""
-			if i < len(b.names) {
-				column = b.names[i]
-			}
-			return reconcile.Transaction{}, opts.errorf(line, column, "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
-		}
-	}
-	if err := opts.checkRow(line, f, b.names); err != nil {
-		return reconcile.Transaction{}, err
-	}
-	if len(f) != len(b.names) {
-		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
+		return t, err
 	}
 	b.rows++
-	get := func(canon string) string {
-		if i, ok := b.cols[canon]; ok {
-			return f[i]
-		}
-		return ""
-	}
-
-	t := reconcile.Transaction{
-		RawKind:      get(aliType),
-		OrderNo:      get(aliOrderNo),
-		ChannelTxnID: get(aliTxnID),
+	t = reconcile.Transaction{
+		RawKind:      b.get(f, aliType),
+		OrderNo:      b.get(f, aliOrderNo),
+		ChannelTxnID: b.get(f, aliTxnID),
 		Currency:     aliCurrency,
 		Status:       reconcile.StatusSuccess,
 		Line:         line,
 	}
 	if t.RawKind == "" {
-		return t, opts.errorf(line, b.name(aliType), "empty 业务类型")
+		return t, b.opts.errorf(line, b.name(aliType), "empty 业务类型")
 	}
-	t.OccurredAt, err = time.ParseInLocation(aliTimeLayout, get(aliTime), b.loc)
-	if err != nil {
-		return t, opts.errorf(line, b.name(aliTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(get(aliTime)))
+	at := b.get(f, aliTime)
+	if t.OccurredAt, err = time.ParseInLocation(aliTimeLayout, at, b.loc); err != nil {
+		return t, b.opts.errorf(line, b.name(aliTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 	}
 
 	// Every amount read is parsed on every row, whatever its kind: a
@@ -453,71 +447,125 @@ func (b *aliBill) row(s string, line int) (reconcile.Transaction, error) {
 	if err != nil {
 		return t, err
 	}
-	if i, ok := b.cols[aliFee]; ok && f[i] != "" {
-		fee, err := reconcile.ParseDecimal(f[i], 2+3)
-		if err != nil {
-			return t, opts.errorf(line, b.names[i], "%w", err)
-		}
-		// Alipay shows a charged fee as negative and a returned one as
-		// positive; FeeMilli is positive when the channel takes a fee.
-		// ParseDecimal's range is symmetric, so the negation cannot overflow.
-		t.FeeMilli = -fee
+	if t.FeeMilli, err = b.fee(f, line); err != nil {
+		return t, err
 	}
 
-	var totals *aliTotals
+	totals, err := b.kind(&t, f, amount, line)
+	if err != nil || totals == nil {
+		return t, err
+	}
+	err = b.count(totals, &t, f, received, discount, line)
+	return t, err
+}
+
+// fields splits a detail row and checks its fields as text.
+func (b *aliBill) fields(s string, line int) ([]string, error) {
+	f, err := aliSplit(s)
+	if err != nil {
+		return nil, b.opts.wrap(line, "", err)
+	}
+	for i, v := range f {
+		if strings.ContainsRune(v, utf8.RuneError) {
+			column := ""
+			if i < len(b.names) {
+				column = b.names[i]
+			}
+			return nil, b.opts.errorf(line, column, "%s", "invalid GBK bytes (decoded as U+FFFD)"+b.hint)
+		}
+	}
+	if err := b.opts.checkRow(line, f, b.names); err != nil {
+		return nil, err
+	}
+	if len(f) != len(b.names) {
+		return nil, b.opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
+	}
+	return f, nil
+}
+
+// get is the field of a column in row f, "" when the header lacks it.
+func (b *aliBill) get(f []string, canon string) string {
+	if i, ok := b.cols[canon]; ok {
+		return f[i]
+	}
+	return ""
+}
+
+// fee reads 服务费 as FeeMilli, positive when the channel takes a fee:
+// Alipay shows a charged fee as negative and a returned one as positive.
+func (b *aliBill) fee(f []string, line int) (int64, error) {
+	i, ok := b.cols[aliFee]
+	if !ok || f[i] == "" {
+		return 0, nil
+	}
+	fee, err := reconcile.ParseDecimal(f[i], 2+3)
+	if err != nil {
+		return 0, b.opts.errorf(line, b.names[i], "%w", err)
+	}
+	// ParseDecimal's range is symmetric, so the negation cannot overflow.
+	return -fee, nil
+}
+
+// kind sets the kind and amount of t from its 业务类型 and amount, its
+// 订单金额, and returns the totals of the footer that counts it: nil for
+// a kind that neither footer counts.
+func (b *aliBill) kind(t *reconcile.Transaction, f []string, amount int64, line int) (*aliTotals, error) {
 	switch t.RawKind {
 	case aliPayWord:
 		// 退款批次号/请求号 is empty on payment rows and not read there.
 		t.Kind = reconcile.KindPayment
-		totals = &b.pay
 		if amount < 0 {
-			return t, opts.errorf(line, b.name(aliAmount), "negative amount %s on a 交易 row", get(aliAmount))
+			return nil, b.opts.errorf(line, b.name(aliAmount), "negative amount %s on a 交易 row", b.get(f, aliAmount))
 		}
 		t.Amount = amount
+		return &b.pay, nil
 	case aliRefundWord:
 		t.Kind = reconcile.KindRefund
-		totals = &b.refund
 		if amount > 0 {
-			return t, opts.errorf(line, b.name(aliAmount), "positive amount %s on a 退款 row: the bill writes refunds negative", get(aliAmount))
+			return nil, b.opts.errorf(line, b.name(aliAmount), "positive amount %s on a 退款 row: the bill writes refunds negative", b.get(f, aliAmount))
 		}
 		t.Amount = -amount
-		t.RefundNo = get(aliRefundNo)
+		t.RefundNo = b.get(f, aliRefundNo)
 		if t.RefundNo == "" {
-			return t, opts.errorf(line, b.name(aliRefundNo), "empty refund number on a 退款 row")
+			return nil, b.opts.errorf(line, b.name(aliRefundNo), "empty refund number on a 退款 row")
 		}
 		// The bill has no refund id: a refund is known by its trade and its
 		// request number, which Alipay honours once per trade. Two rows
 		// with the same pair therefore share a channel id, and the matcher
 		// sends a repeated channel id to review, never to an automatic
 		// reversal: the same refund reported twice must not be reversed.
-		t.ChannelTxnID = get(aliTxnID) + "/" + t.RefundNo
-	default:
-		// A 业务类型 this parser does not know is kept for review. Its
-		// direction is unknown, so the amount is shown without its sign;
-		// it is outside both footer totals, which count 交易 and 退款 rows.
-		t.Kind = reconcile.KindOther
-		t.Amount = amount
-		if amount < 0 {
-			t.Amount = -amount
-		}
-		return t, nil
+		t.ChannelTxnID = b.get(f, aliTxnID) + "/" + t.RefundNo
+		return &b.refund, nil
 	}
-	if t.OrderNo == "" {
-		return t, opts.errorf(line, b.name(aliOrderNo), "empty order number on a %s row", t.RawKind)
+	// A 业务类型 this parser does not know is kept for review. Its
+	// direction is unknown, so the amount is shown without its sign;
+	// it is outside both footer totals, which count 交易 and 退款 rows.
+	t.Kind = reconcile.KindOther
+	t.Amount = amount
+	if amount < 0 {
+		t.Amount = -amount
 	}
-	if get(aliTxnID) == "" {
-		return t, opts.errorf(line, b.name(aliTxnID), "empty 支付宝交易号 on a %s row", t.RawKind)
-	}
+	return nil, nil
+}
 
+// count checks the ids of t, a 交易 or 退款 row of f, and adds it to
+// totals, its footer's.
+func (b *aliBill) count(totals *aliTotals, t *reconcile.Transaction, f []string, received, discount int64, line int) error {
+	if t.OrderNo == "" {
+		return b.opts.errorf(line, b.name(aliOrderNo), "empty order number on a %s row", t.RawKind)
+	}
+	if b.get(f, aliTxnID) == "" {
+		return b.opts.errorf(line, b.name(aliTxnID), "empty 支付宝交易号 on a %s row", t.RawKind)
+	}
 	totals.rows++
 	var ok bool
 	if totals.received, ok = addChecked(totals.received, received); !ok {
-		return t, opts.errorf(line, b.name(aliReceived), "column total overflows")
+		return b.opts.errorf(line, b.name(aliReceived), "column total overflows")
 	}
 	if totals.discount, ok = addChecked(totals.discount, discount); !ok {
-		return t, opts.errorf(line, b.name(aliDiscount), "column total overflows")
+		return b.opts.errorf(line, b.name(aliDiscount), "column total overflows")
 	}
-	return t, nil
+	return nil
 }
 
 // footer reads one footer line; seen is the one read before, if any.

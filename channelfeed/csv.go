@@ -63,9 +63,7 @@ func skipBOM(br *bufio.Reader) (empty bool, err error) {
 }
 
 func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
+	rows := newRowSink(ctx, emit)
 	br, err := openText(ctx, r, opts)
 	if err != nil {
 		return err
@@ -75,19 +73,55 @@ func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 	if p.viaEncodingCSV {
 		records.cr = newCSVReader(br, opts, 1)
 	}
-	return parseCSV(ctx, records, opts, emit)
+	return parseCSV(records, opts, rows)
 }
 
-func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(reconcile.Transaction) error) error {
+func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
+	row, err := readCSVHeader(records, opts)
+	if err != nil {
+		return err
+	}
+	for {
+		rec, line, valid, err := records.read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return csvReadError(opts, 0, err)
+		}
+		if len(rec) != len(row.header) {
+			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(row.header))
+		}
+		if !valid {
+			if err := opts.checkRow(line, rec, row.header); err != nil {
+				return err
+			}
+		}
+		t, err := row.parse(rec, line)
+		if err != nil {
+			return err
+		}
+		if err := rows.emit(t); err != nil {
+			return err
+		}
+		if err := rows.tick(); err != nil {
+			return err
+		}
+	}
+}
+
+// readCSVHeader reads the header row and finds the canonical columns in
+// it, for the rows after it.
+func readCSVHeader(records *csvRecords, opts Options) (*csvRow, error) {
 	rec, headerLine, _, err := records.read()
 	if err == io.EOF {
-		return opts.errorf(0, "", "empty file: no header row")
+		return nil, opts.errorf(0, "", "empty file: no header row")
 	}
 	if err != nil {
-		return csvReadError(opts, 1, err)
+		return nil, csvReadError(opts, 1, err)
 	}
 	if err := opts.checkHeader(headerLine, rec); err != nil {
-		return err
+		return nil, err
 	}
 	// The record slice is reused: the header's strings must be copied
 	// out before the next read overwrites it.
@@ -102,7 +136,7 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 		for c, name := range csvColumns {
 			if strings.EqualFold(h, name) {
 				if idx[c] >= 0 {
-					return opts.errorf(headerLine, h, "duplicate column (fields %d and %d)", idx[c]+1, i+1)
+					return nil, opts.errorf(headerLine, h, "duplicate column (fields %d and %d)", idx[c]+1, i+1)
 				}
 				idx[c] = i
 			}
@@ -110,40 +144,10 @@ func parseCSV(ctx context.Context, records *csvRecords, opts Options, emit func(
 	}
 	for c := range csvRequired {
 		if idx[c] < 0 {
-			return opts.errorf(headerLine, csvColumns[c], "missing required column (%s)", describeHeader(header, ','))
+			return nil, opts.errorf(headerLine, csvColumns[c], "missing required column (%s)", describeHeader(header, ','))
 		}
 	}
-
-	row := csvRow{opts: opts, loc: opts.location(), header: header, idx: idx}
-	for n := 1; ; n++ {
-		rec, line, valid, err := records.read()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return csvReadError(opts, 0, err)
-		}
-		if len(rec) != len(header) {
-			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(header))
-		}
-		if !valid {
-			if err := opts.checkRow(line, rec, header); err != nil {
-				return err
-			}
-		}
-		t, err := row.parse(rec, line)
-		if err != nil {
-			return err
-		}
-		if err := emit(t); err != nil {
-			return err
-		}
-		if n%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-	}
+	return &csvRow{opts: opts, loc: opts.location(), header: header, idx: idx}, nil
 }
 
 // csvRecords reads the records of a canonical CSV. A line without a quote
@@ -307,7 +311,7 @@ func (c *csvRow) field(rec []string, col int) string {
 	if c.idx[col] < 0 {
 		return ""
 	}
-	return strings.TrimSpace(rec[c.idx[col]])
+	return trimSpace(rec[c.idx[col]])
 }
 
 func (c *csvRow) errorf(line, col int, format string, args ...any) error {
@@ -318,8 +322,11 @@ func (c *csvRow) errorf(line, col int, format string, args ...any) error {
 	return c.opts.errorf(line, name, format, args...)
 }
 
-func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
-	t := reconcile.Transaction{
+// parse reads a record. The usual field is read on a fast path (see
+// fastpath.go) here; the general parsers, and the errors, are in the
+// functions after it, called when the fast path does not read the field.
+func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err error) {
+	t = reconcile.Transaction{
 		RawKind:      c.field(rec, csvType),
 		OrderNo:      c.field(rec, csvOrderNo),
 		RefundNo:     c.field(rec, csvRefundNo),
@@ -327,90 +334,119 @@ func (c *csvRow) parse(rec []string, line int) (reconcile.Transaction, error) {
 		Currency:     c.field(rec, csvCurrency),
 		Line:         line,
 	}
-	kind := t.RawKind
+	if t.Kind, err = c.kind(t.RawKind, t.OrderNo, t.RefundNo, line); err != nil {
+		return t, err
+	}
+	if t.Currency != c.currency || c.currency == "" {
+		if err := c.setCurrency(t.Currency, line); err != nil {
+			return t, err
+		}
+	}
+	var ok bool
+	amount := c.field(rec, csvAmount)
+	if t.Amount, ok = plainDecimal(amount, c.digits); !ok {
+		if t.Amount, err = c.amount(amount, t.Currency, line); err != nil {
+			return t, err
+		}
+	}
+	// A time of exactly the naive shape is never RFC 3339, so trying it
+	// first reads nothing differently.
+	at := c.field(rec, csvOccurredAt)
+	if t.OccurredAt, ok = dateTime(at, c.loc); !ok {
+		if t.OccurredAt, err = c.occurredAt(at, line); err != nil {
+			return t, err
+		}
+	}
+	// Thousandths of a minor unit, so WeChat-style five-decimal CNY fees
+	// survive a round trip through the canonical format.
+	if fee := c.field(rec, csvFee); fee != "" {
+		if t.FeeMilli, ok = signedDecimal(fee, c.digits+3); !ok {
+			if t.FeeMilli, err = c.fee(fee, line); err != nil {
+				return t, err
+			}
+		}
+	}
+	t.Status, err = c.status(c.field(rec, csvStatus), line)
+	return t, err
+}
+
+// kind reads the type of a row and checks the numbers its kind needs.
+func (c *csvRow) kind(raw, orderNo, refundNo string, line int) (reconcile.Kind, error) {
+	kind := raw
 	if kind != "payment" && kind != "refund" {
 		kind = strings.ToLower(kind)
 	}
 	switch kind {
 	case "payment":
-		t.Kind = reconcile.KindPayment
-		if t.OrderNo == "" {
-			return t, c.errorf(line, csvOrderNo, "empty order number on a payment row")
+		if orderNo == "" {
+			return "", c.errorf(line, csvOrderNo, "empty order number on a payment row")
 		}
-		if t.RefundNo != "" {
-			return t, c.errorf(line, csvRefundNo, "refund number %s on a payment row", reconcile.Quote(t.RefundNo))
+		if refundNo != "" {
+			return "", c.errorf(line, csvRefundNo, "refund number %s on a payment row", reconcile.Quote(refundNo))
 		}
+		return reconcile.KindPayment, nil
 	case "refund":
-		t.Kind = reconcile.KindRefund
-		if t.RefundNo == "" {
-			return t, c.errorf(line, csvRefundNo, "empty refund number on a refund row")
+		if refundNo == "" {
+			return "", c.errorf(line, csvRefundNo, "empty refund number on a refund row")
 		}
+		return reconcile.KindRefund, nil
 	case "":
-		return t, c.errorf(line, csvType, "empty type")
-	default:
-		// Kept, not refused: the matcher puts rows it cannot classify in
-		// front of a person.
-		t.Kind = reconcile.KindOther
+		return "", c.errorf(line, csvType, "empty type")
 	}
+	// Kept, not refused: the matcher puts rows it cannot classify in
+	// front of a person.
+	return reconcile.KindOther, nil
+}
 
-	if t.Currency != c.currency || c.currency == "" {
-		digits, ok := reconcile.CurrencyDigits(t.Currency)
-		if !ok {
-			return t, c.errorf(line, csvCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
-		}
-		c.currency, c.digits = t.Currency, digits
+// setCurrency makes currency, a row's, the one whose digits parse uses.
+func (c *csvRow) setCurrency(currency string, line int) error {
+	digits, ok := reconcile.CurrencyDigits(currency)
+	if !ok {
+		return c.errorf(line, csvCurrency, "unknown currency %s", reconcile.Quote(currency))
 	}
-	digits := c.digits
-	var (
-		ok  bool
-		err error
-	)
-	amount := c.field(rec, csvAmount)
-	if t.Amount, ok = plainDecimal(amount, digits); !ok {
-		t.Amount, err = parseAmount(amount, t.Currency)
-		if err != nil {
-			return t, c.errorf(line, csvAmount, "%w", err)
-		}
-	}
+	c.currency, c.digits = currency, digits
+	return nil
+}
 
-	at := c.field(rec, csvOccurredAt)
-	// A time of exactly the naive shape is never RFC 3339, so trying it
-	// first reads nothing differently.
-	if t.OccurredAt, ok = dateTime(at, c.loc); !ok {
-		t.OccurredAt, err = time.Parse(time.RFC3339, at)
-		if err != nil {
-			t.OccurredAt, err = time.ParseInLocation(time.DateTime, at, c.loc)
-			if err != nil {
-				return t, c.errorf(line, csvOccurredAt, "%s: want RFC 3339 or YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
-			}
-		}
+func (c *csvRow) amount(s, currency string, line int) (int64, error) {
+	v, err := parseAmount(s, currency)
+	if err != nil {
+		return v, c.errorf(line, csvAmount, "%w", err)
 	}
+	return v, nil
+}
 
-	if fee := c.field(rec, csvFee); fee != "" {
-		// Thousandths of a minor unit, so WeChat-style five-decimal CNY
-		// fees survive a round trip through the canonical format.
-		if t.FeeMilli, ok = signedDecimal(fee, digits+3); !ok {
-			t.FeeMilli, err = reconcile.ParseDecimal(fee, digits+3)
-			if err != nil {
-				return t, c.errorf(line, csvFee, "%w", err)
-			}
-		}
+func (c *csvRow) occurredAt(s string, line int) (time.Time, error) {
+	if at, err := time.Parse(time.RFC3339, s); err == nil {
+		return at, nil
 	}
+	at, err := time.ParseInLocation(time.DateTime, s, c.loc)
+	if err != nil {
+		return at, c.errorf(line, csvOccurredAt, "%s: want RFC 3339 or YYYY-MM-DD HH:MM:SS", reconcile.Quote(s))
+	}
+	return at, nil
+}
 
-	s := c.field(rec, csvStatus)
+func (c *csvRow) fee(s string, line int) (int64, error) {
+	v, err := reconcile.ParseDecimal(s, c.digits+3)
+	if err != nil {
+		return v, c.errorf(line, csvFee, "%w", err)
+	}
+	return v, nil
+}
+
+func (c *csvRow) status(s string, line int) (reconcile.TxnStatus, error) {
 	status := s
 	if s != "" && s != "SUCCESS" {
 		status = strings.ToUpper(s)
 	}
 	switch status {
 	case "", "SUCCESS":
-		t.Status = reconcile.StatusSuccess
+		return reconcile.StatusSuccess, nil
 	case "PROCESSING", "PENDING":
-		t.Status = reconcile.StatusProcessing
+		return reconcile.StatusProcessing, nil
 	case "FAILED", "CLOSED":
-		t.Status = reconcile.StatusFailed
-	default:
-		return t, c.errorf(line, csvStatus, "unknown status %s (want SUCCESS, PROCESSING, PENDING, FAILED or CLOSED)", reconcile.Quote(s))
+		return reconcile.StatusFailed, nil
 	}
-	return t, nil
+	return "", c.errorf(line, csvStatus, "unknown status %s (want SUCCESS, PROCESSING, PENDING, FAILED or CLOSED)", reconcile.Quote(s))
 }

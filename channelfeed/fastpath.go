@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // The helpers below read the common shapes of a settlement field without
@@ -135,4 +136,14 @@ func unprintable(b []byte) uint64 {
 	const ones = 0x0101010101010101
 	w := binary.LittleEndian.Uint64(b)
 	return (w - 0x20*ones) | (w + ones) | w
+}
+
+// trimSpace is strings.TrimSpace, which a field starting and ending with
+// printable ASCII cannot change: most fields are, and the check is much
+// cheaper than the call on a file of millions of fields.
+func trimSpace(s string) string {
+	if s != "" && s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
+		return s
+	}
+	return strings.TrimSpace(s)
 }

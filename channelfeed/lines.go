@@ -34,7 +34,9 @@ func (o Options) bareCR(line, col int) error {
 }
 
 // lineScanner reads a line-oriented bill (WeChat Pay, Alipay) a line at a
-// time, holding each to the rules above.
+// time, holding each to the rules above. A byte order mark is part of the
+// first line as the rules count it, for its length and for the place of
+// a CR in it.
 type lineScanner struct {
 	sc   *bufio.Scanner
 	opts Options
@@ -81,6 +83,30 @@ func (l *lineScanner) scan() bool {
 
 // bytes is the line scan read, valid until the next scan.
 func (l *lineScanner) bytes() []byte { return l.sc.Bytes() }
+
+// bom reports whether the line scan read is the first and starts with a
+// UTF-8 byte order mark: WeChat Pay's bill may, and text drops it; in
+// Alipay's, which is GBK, it says the bill was re-saved.
+func (l *lineScanner) bom() bool {
+	return l.line == 1 && bytes.HasPrefix(l.sc.Bytes(), utf8BOM)
+}
+
+// text is the line scan read as a string, without a byte order mark.
+func (l *lineScanner) text() string {
+	if l.bom() {
+		return string(l.sc.Bytes()[len(utf8BOM):])
+	}
+	return string(l.sc.Bytes())
+}
+
+// next is scan and text: the next line of a UTF-8 bill, and false at the
+// end of the file or at a fault, which err then holds.
+func (l *lineScanner) next() (string, bool) {
+	if !l.scan() {
+		return "", false
+	}
+	return l.text(), true
+}
 
 // indexBareCR is the index of the first CR of line b, or with quotes of
 // the first one outside double quotes; -1 when there is none.

@@ -200,111 +200,136 @@ func matchKey(s string) string {
 	return strings.ToLower(strings.TrimSpace(s))
 }
 
+// mappedKinds and mappedStatuses are the names Mapping.Kinds and
+// Mapping.Statuses list their values under.
+var (
+	mappedKinds = map[string]reconcile.Kind{
+		"payment": reconcile.KindPayment,
+		"refund":  reconcile.KindRefund,
+		"batch":   reconcile.KindBatch,
+	}
+	mappedStatuses = map[string]reconcile.TxnStatus{
+		"success":    reconcile.StatusSuccess,
+		"processing": reconcile.StatusProcessing,
+		"failed":     reconcile.StatusFailed,
+	}
+)
+
+// problems collects what is wrong with a mapping, so that Validate
+// reports every problem, not only the first.
+type problems []string
+
+func (ps *problems) addf(format string, args ...any) {
+	*ps = append(*ps, fmt.Sprintf(format, args...))
+}
+
 // compile checks the mapping and builds its plan; loc is the zone of
 // naive times when the mapping names none.
 func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	if m == nil {
 		return nil, errors.New(`format "mapped" needs a "mapping" object in the channel's config`)
 	}
-	var problems []string
-	bad := func(format string, args ...any) {
-		problems = append(problems, fmt.Sprintf(format, args...))
-	}
+	var bad problems
 	p := &mappedPlan{loc: loc, currency: strings.TrimSpace(m.Currency), trim: m.Trim, skip: m.SkipLines}
+	p.compileColumns(m, &bad)
+	p.compileKinds(m, &bad)
+	p.compileStatuses(m, &bad)
+	p.compileNumbers(m, &bad)
+	p.compileTimes(m, &bad)
+	p.compileText(m, &bad)
+	if len(bad) > 0 {
+		return nil, fmt.Errorf("mapping: %s", strings.Join(bad, "; "))
+	}
+	return p, nil
+}
 
+// compileColumns reads columns and currency.
+func (p *mappedPlan) compileColumns(m *Mapping, bad *problems) {
 	for i, name := range m.Columns.names() {
 		p.names[i] = strings.TrimSpace(name)
 		if name != "" && p.names[i] == "" {
-			bad("columns.%s is blank", mappedNames[i])
+			bad.addf("columns.%s is blank", mappedNames[i])
 		}
 	}
 	for _, f := range []int{mKind, mOrderNo, mChannelTxnID, mAmount, mOccurredAt} {
 		if p.names[f] == "" {
-			bad("columns.%s is required", mappedNames[f])
+			bad.addf("columns.%s is required", mappedNames[f])
 		}
 	}
 	switch {
 	case p.names[mCurrency] == "" && p.currency == "":
-		bad("set columns.currency, or currency for a file in one currency")
+		bad.addf("set columns.currency, or currency for a file in one currency")
 	case p.names[mCurrency] != "" && p.currency != "":
-		bad("set columns.currency or currency, not both")
+		bad.addf("set columns.currency or currency, not both")
 	case p.currency != "":
 		if _, ok := reconcile.CurrencyDigits(p.currency); !ok {
-			bad("currency %s is not a known ISO 4217 code", reconcile.Quote(p.currency))
+			bad.addf("currency %s is not a known ISO 4217 code", reconcile.Quote(p.currency))
 		}
 	}
+}
 
-	p.kinds = map[string]reconcile.Kind{}
+func (p *mappedPlan) compileKinds(m *Mapping, bad *problems) {
+	p.kinds = compileTable(bad, "kinds", "kind", m.Kinds, mappedKinds, "payment, refund or batch; unlisted values are kept as other", nil)
 	listed := map[reconcile.Kind]int{}
-	for _, name := range slices.Sorted(maps.Keys(m.Kinds)) {
-		var kind reconcile.Kind
-		switch name {
-		case "payment":
-			kind = reconcile.KindPayment
-		case "refund":
-			kind = reconcile.KindRefund
-		case "batch":
-			kind = reconcile.KindBatch
-		default:
-			bad("kinds: unknown kind %s (want payment, refund or batch; unlisted values are kept as other)", reconcile.Quote(name))
-			continue
-		}
-		for _, v := range m.Kinds[name] {
-			k := matchKey(v)
-			if prev, ok := p.kinds[k]; ok {
-				bad("kinds: %s is listed under both %s and %s", reconcile.Quote(v), prev, kind)
-				continue
-			}
-			p.kinds[k] = kind
-			listed[kind]++
-		}
+	for _, kind := range p.kinds {
+		listed[kind]++
 	}
 	if listed[reconcile.KindPayment] == 0 && listed[reconcile.KindRefund] == 0 {
-		bad("kinds: list the values of columns.kind that mean payment and refund")
+		bad.addf("kinds: list the values of columns.kind that mean payment and refund")
 	}
 	if listed[reconcile.KindRefund] > 0 && p.names[mRefundNo] == "" {
-		bad("columns.refund_no is required when kinds lists refunds")
+		bad.addf("columns.refund_no is required when kinds lists refunds")
 	}
+}
 
+func (p *mappedPlan) compileStatuses(m *Mapping, bad *problems) {
 	switch {
 	case p.names[mStatus] != "" && len(m.Statuses) == 0:
-		bad("columns.status is set but statuses is empty: list the values meaning success, processing and failed")
+		bad.addf("columns.status is set but statuses is empty: list the values meaning success, processing and failed")
 	case p.names[mStatus] == "" && len(m.Statuses) > 0:
-		bad("statuses is set but columns.status is not")
+		bad.addf("statuses is set but columns.status is not")
 	}
-	p.statuses = map[string]reconcile.TxnStatus{}
 	var words []string
-	for _, name := range slices.Sorted(maps.Keys(m.Statuses)) {
-		var st reconcile.TxnStatus
-		switch name {
-		case "success":
-			st = reconcile.StatusSuccess
-		case "processing":
-			st = reconcile.StatusProcessing
-		case "failed":
-			st = reconcile.StatusFailed
-		default:
-			bad("statuses: unknown status %s (want success, processing or failed)", reconcile.Quote(name))
+	p.statuses = compileTable(bad, "statuses", "status", m.Statuses, mappedStatuses, "success, processing or failed", &words)
+	p.statusSet = strings.Join(words, ", ")
+}
+
+// compileTable reads the kinds or the statuses of a mapping, the setting
+// key: lists holds, under each name of meanings, the values that mean
+// it. It returns the table of the values by matchKey; words, unless nil,
+// gets the values as listed, quoted, for messages. Names are read in
+// sorted order, so the problems are told in the same order on every run.
+func compileTable[V ~string](bad *problems, key, what string, lists map[string][]string, meanings map[string]V, want string, words *[]string) map[string]V {
+	table := map[string]V{}
+	for _, name := range slices.Sorted(maps.Keys(lists)) {
+		meaning, ok := meanings[name]
+		if !ok {
+			bad.addf("%s: unknown %s %s (want %s)", key, what, reconcile.Quote(name), want)
 			continue
 		}
-		for _, v := range m.Statuses[name] {
+		for _, v := range lists[name] {
 			k := matchKey(v)
-			if prev, ok := p.statuses[k]; ok {
-				bad("statuses: %s is listed under both %s and %s", reconcile.Quote(v), prev, st)
+			if prev, ok := table[k]; ok {
+				bad.addf("%s: %s is listed under both %s and %s", key, reconcile.Quote(v), prev, meaning)
 				continue
 			}
-			p.statuses[k] = st
-			words = append(words, reconcile.Quote(strings.TrimSpace(v)))
+			table[k] = meaning
+			if words != nil {
+				*words = append(*words, reconcile.Quote(strings.TrimSpace(v)))
+			}
 		}
 	}
-	p.statusSet = strings.Join(words, ", ")
+	return table
+}
 
+// compileNumbers reads amount_units, sign and fee_sign.
+func (p *mappedPlan) compileNumbers(m *Mapping, bad *problems) {
 	switch m.AmountUnits {
 	case "", "major":
 	case "minor":
 		p.minor = true
 	default:
-		bad(`amount_units %s: want "major" or "minor"`, reconcile.Quote(m.AmountUnits))
+		bad.addf(`amount_units %s: want "major" or "minor"`, reconcile.Quote(m.AmountUnits))
 	}
 	switch m.Sign {
 	case "", signUnsigned:
@@ -312,16 +337,19 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	case signSigned, signAny:
 		p.sign = m.Sign
 	default:
-		bad(`sign %s: want "unsigned", "signed" or "any"`, reconcile.Quote(m.Sign))
+		bad.addf(`sign %s: want "unsigned", "signed" or "any"`, reconcile.Quote(m.Sign))
 	}
 	switch m.FeeSign {
 	case "", "positive":
 	case "negative":
 		p.feeNeg = true
 	default:
-		bad(`fee_sign %s: want "positive" or "negative"`, reconcile.Quote(m.FeeSign))
+		bad.addf(`fee_sign %s: want "positive" or "negative"`, reconcile.Quote(m.FeeSign))
 	}
+}
 
+// compileTimes reads time_format and time_zone.
+func (p *mappedPlan) compileTimes(m *Mapping, bad *problems) {
 	switch f := m.TimeFormat; strings.ToLower(f) {
 	case "", timeRFC3339:
 		p.timeFmt = timeRFC3339
@@ -329,7 +357,7 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		p.timeFmt = strings.ToLower(f)
 	default:
 		if err := checkLayout(f); err != nil {
-			bad("time_format %s: %v", reconcile.Quote(f), err)
+			bad.addf("time_format %s: %v", reconcile.Quote(f), err)
 		}
 		p.timeFmt = f
 	}
@@ -337,18 +365,21 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 		// "Local" would make the result depend on the host the job runs on.
 		z, err := time.LoadLocation(m.TimeZone)
 		if err != nil || m.TimeZone == "Local" {
-			bad("time_zone %s: not an IANA time zone name such as Europe/Berlin", reconcile.Quote(m.TimeZone))
+			bad.addf("time_zone %s: not an IANA time zone name such as Europe/Berlin", reconcile.Quote(m.TimeZone))
 		} else {
 			p.loc = z
 		}
 	}
+}
 
+// compileText reads encoding, delimiter and skip_lines.
+func (p *mappedPlan) compileText(m *Mapping, bad *problems) {
 	enc, ok := mappedEncodings[strings.ToLower(m.Encoding)]
 	switch {
 	case m.Encoding == "":
 		p.encName = "UTF-8"
 	case !ok:
-		bad(`encoding %s: want "utf-8", "gbk", "gb18030", "latin1" or "windows-1252"`, reconcile.Quote(m.Encoding))
+		bad.addf(`encoding %s: want "utf-8", "gbk", "gb18030", "latin1" or "windows-1252"`, reconcile.Quote(m.Encoding))
 	default:
 		p.enc = enc
 		p.encName = strings.ToUpper(m.Encoding)
@@ -362,18 +393,13 @@ func (m *Mapping) compile(loc *time.Location) (*mappedPlan, error) {
 	default:
 		r, n := utf8.DecodeRuneInString(d)
 		if n != len(d) || r == utf8.RuneError || r == '"' || r == '\r' || r == '\n' || unicode.IsLetter(r) || unicode.IsDigit(r) {
-			bad(`delimiter %s: want one character that is not a letter, digit, quote or line break, such as ";" or "\t"`, reconcile.Quote(d))
+			bad.addf(`delimiter %s: want one character that is not a letter, digit, quote or line break, such as ";" or "\t"`, reconcile.Quote(d))
 		}
 		p.delim = r
 	}
 	if m.SkipLines < 0 {
-		bad("skip_lines %d: want 0 or more", m.SkipLines)
+		bad.addf("skip_lines %d: want 0 or more", m.SkipLines)
 	}
-
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("mapping: %s", strings.Join(problems, "; "))
-	}
-	return p, nil
 }
 
 // checkLayout refuses a layout that cannot say which day a row is on: the
@@ -392,9 +418,7 @@ func checkLayout(layout string) error {
 }
 
 func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
+	rows := newRowSink(ctx, emit)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -402,35 +426,16 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if err != nil {
 		return opts.wrap(0, "", err)
 	}
-
-	raw := bufio.NewReaderSize(r, 64<<10)
-	in := raw
-	if plan.enc != nil {
-		// A UTF-8 file under a legacy encoding would decode to plausible
-		// garbage; its byte order mark is the one clear sign of it.
-		if b, _ := raw.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
-			return opts.errorf(1, "", "file starts with a UTF-8 byte order mark but the mapping says encoding %s", reconcile.Quote(plan.encName))
-		}
-		in = bufio.NewReaderSize(transform.NewReader(raw, plan.enc.NewDecoder()), 64<<10)
-	}
-	// After decoding, so GB18030's own mark goes too.
-	empty, err := skipBOM(in)
+	in, err := plan.decode(r, opts)
 	if err != nil {
-		return opts.wrap(0, "", fmt.Errorf("read: %w", err))
-	}
-	if empty {
-		return opts.errorf(0, "", "empty file")
+		return err
 	}
 	// Lines are held to the rules of lines.go after decoding, skipped
 	// ones too: a file with CRs alone for line ends would otherwise be
 	// skipped whole.
 	lines := bufio.NewReader(newLineGuard(in, opts, 1, plan.skip+1))
-	for i := range plan.skip {
-		if err := skipLine(lines); err == io.EOF {
-			return opts.errorf(0, "", "empty file: it ends after line %d, within the %d lines skip_lines skips before the header", i, plan.skip)
-		} else if err != nil {
-			return csvReadError(opts, i+1, err)
-		}
+	if err := plan.skipLines(lines, opts); err != nil {
+		return err
 	}
 
 	cr := csv.NewReader(lines)
@@ -439,45 +444,42 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	// Zero: the header's field count becomes every row's.
 	cr.FieldsPerRecord = 0
 	f := &mappedFile{opts: opts, plan: plan, cr: cr}
-	rec, err := cr.Read()
-	if err == io.EOF {
-		if plan.skip > 0 {
-			return opts.errorf(0, "", "empty file: no header row after the %d skipped lines", plan.skip)
-		}
-		return opts.errorf(0, "", "empty file: no header row")
-	}
-	if err != nil {
-		return f.readError(nil, err)
-	}
-	if err := f.readHeader(rec); err != nil {
+	if err := f.readHeader(); err != nil {
 		return err
 	}
+	return f.details(rows)
+}
 
-	for n := 1; ; n++ {
-		rec, err := cr.Read()
-		if err == io.EOF {
-			return nil
+// decode readies the file as text in the mapping's encoding, read as
+// openText reads a UTF-8 one.
+func (p *mappedPlan) decode(r io.Reader, opts Options) (*bufio.Reader, error) {
+	raw := bufio.NewReaderSize(r, 64<<10)
+	in := raw
+	if p.enc != nil {
+		// A UTF-8 file under a legacy encoding would decode to plausible
+		// garbage; its byte order mark is the one clear sign of it.
+		if b, _ := raw.Peek(len(utf8BOM)); bytes.Equal(b, utf8BOM) {
+			return nil, opts.errorf(1, "", "file starts with a UTF-8 byte order mark but the mapping says encoding %s", reconcile.Quote(p.encName))
 		}
-		if err != nil {
-			return f.readError(rec, err)
-		}
-		line := f.line()
-		if err := f.checkText(rec, line); err != nil {
-			return err
-		}
-		t, err := f.row(rec, line)
-		if err != nil {
-			return err
-		}
-		if err := emit(t); err != nil {
-			return err
-		}
-		if n%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		in = bufio.NewReaderSize(transform.NewReader(raw, p.enc.NewDecoder()), 64<<10)
+	}
+	// After decoding, so GB18030's own mark goes too.
+	if err := startText(in, opts); err != nil {
+		return nil, err
+	}
+	return in, nil
+}
+
+// skipLines discards the skip_lines lines before the header.
+func (p *mappedPlan) skipLines(lines *bufio.Reader, opts Options) error {
+	for i := range p.skip {
+		if err := skipLine(lines); err == io.EOF {
+			return opts.errorf(0, "", "empty file: it ends after line %d, within the %d lines skip_lines skips before the header", i, p.skip)
+		} else if err != nil {
+			return csvReadError(opts, i+1, err)
 		}
 	}
+	return nil
 }
 
 // skipLine discards one line without holding it, so a preamble without
@@ -547,7 +549,18 @@ func (f *mappedFile) trim(s string) string {
 	})
 }
 
-func (f *mappedFile) readHeader(rec []string) error {
+// readHeader reads the header row and finds the mapped columns in it.
+func (f *mappedFile) readHeader() error {
+	rec, err := f.cr.Read()
+	if err == io.EOF {
+		if f.plan.skip > 0 {
+			return f.opts.errorf(0, "", "empty file: no header row after the %d skipped lines", f.plan.skip)
+		}
+		return f.opts.errorf(0, "", "empty file: no header row")
+	}
+	if err != nil {
+		return f.readError(nil, err)
+	}
 	line := f.line()
 	// ReuseRecord: the header's strings must be copied out before the
 	// next Read overwrites the slice.
@@ -579,6 +592,33 @@ func (f *mappedFile) readHeader(rec []string) error {
 	return nil
 }
 
+// details reads the rows after the header into rows.
+func (f *mappedFile) details(rows *rowSink) error {
+	for {
+		rec, err := f.cr.Read()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return f.readError(rec, err)
+		}
+		line := f.line()
+		if err := f.checkText(rec, line); err != nil {
+			return err
+		}
+		t, err := f.row(rec, line)
+		if err != nil {
+			return err
+		}
+		if err := rows.emit(t); err != nil {
+			return err
+		}
+		if err := rows.tick(); err != nil {
+			return err
+		}
+	}
+}
+
 func (f *mappedFile) checkText(rec []string, line int) error {
 	for i, s := range rec {
 		if why := f.damaged(s); why != "" {
@@ -603,9 +643,9 @@ func (f *mappedFile) errorf(line, c int, format string, args ...any) error {
 	return f.opts.errorf(line, name, format, args...)
 }
 
-func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) {
+func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err error) {
 	p := f.plan
-	t := reconcile.Transaction{
+	t = reconcile.Transaction{
 		RawKind:      f.field(rec, mKind),
 		OrderNo:      f.field(rec, mOrderNo),
 		RefundNo:     f.field(rec, mRefundNo),
@@ -613,12 +653,39 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 		Currency:     p.currency,
 		Line:         line,
 	}
-	kind, ok := p.kinds[matchKey(t.RawKind)]
+	if err := f.kind(&t, line); err != nil {
+		return t, err
+	}
+	if p.currency == "" {
+		t.Currency = f.field(rec, mCurrency)
+	}
+	digits, ok := reconcile.CurrencyDigits(t.Currency)
+	if !ok {
+		return t, f.errorf(line, mCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
+	}
+	if t.Amount, err = f.amount(rec, t.Kind, digits, line); err != nil {
+		return t, err
+	}
+	at := f.field(rec, mOccurredAt)
+	if t.OccurredAt, err = p.time(at); err != nil {
+		return t, f.errorf(line, mOccurredAt, "%s: %v", reconcile.Quote(at), err)
+	}
+	if t.FeeMilli, err = f.fee(rec, digits, line); err != nil {
+		return t, err
+	}
+	t.Status, err = f.status(rec, line)
+	return t, err
+}
+
+// kind sets the kind of t from the mapping's kinds and checks the
+// numbers the kind needs.
+func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
+	kind, ok := f.plan.kinds[matchKey(t.RawKind)]
 	switch {
 	case ok:
 		t.Kind = kind
 	case t.RawKind == "":
-		return t, f.errorf(line, mKind, "empty kind")
+		return f.errorf(line, mKind, "empty kind")
 	default:
 		// Kept, not refused: the matcher puts rows it cannot classify in
 		// front of a person.
@@ -627,76 +694,77 @@ func (f *mappedFile) row(rec []string, line int) (reconcile.Transaction, error) 
 	switch t.Kind {
 	case reconcile.KindPayment:
 		if t.OrderNo == "" {
-			return t, f.errorf(line, mOrderNo, "empty order number on a payment row")
+			return f.errorf(line, mOrderNo, "empty order number on a payment row")
 		}
 		// A channel may repeat a reference in its refund column on
 		// payments; a payment has no refund number.
 		t.RefundNo = ""
 	case reconcile.KindRefund:
 		if t.RefundNo == "" {
-			return t, f.errorf(line, mRefundNo, "empty refund number on a refund row")
+			return f.errorf(line, mRefundNo, "empty refund number on a refund row")
 		}
 	}
 	if t.ChannelTxnID == "" && (t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund) {
-		return t, f.errorf(line, mChannelTxnID, "empty channel transaction id on a %s row", t.Kind)
+		return f.errorf(line, mChannelTxnID, "empty channel transaction id on a %s row", t.Kind)
 	}
+	return nil
+}
 
-	if p.currency == "" {
-		t.Currency = f.field(rec, mCurrency)
-	}
-	digits, ok := reconcile.CurrencyDigits(t.Currency)
-	if !ok {
-		return t, f.errorf(line, mCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
-	}
-
+// amount reads the amount of a row of kind, holding a payment's or a
+// refund's to the mapping's sign, and returns it without its sign.
+func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int) (int64, error) {
+	p := f.plan
 	s := f.field(rec, mAmount)
 	v, err := p.number(s, digits, 0)
 	if err != nil {
-		return t, f.errorf(line, mAmount, "%w", err)
+		return 0, f.errorf(line, mAmount, "%w", err)
 	}
-	if t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund {
+	if kind == reconcile.KindPayment || kind == reconcile.KindRefund {
 		switch {
 		case p.sign == signUnsigned && (s[0] == '-' || s[0] == '+'):
-			return t, f.errorf(line, mAmount, `%s: amount must be unsigned (the mapping's sign is "unsigned")`, reconcile.Quote(s))
-		case p.sign == signSigned && t.Kind == reconcile.KindPayment && v < 0:
-			return t, f.errorf(line, mAmount, `%s: negative amount on a payment row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
-		case p.sign == signSigned && t.Kind == reconcile.KindRefund && v > 0:
-			return t, f.errorf(line, mAmount, `%s: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
+			return 0, f.errorf(line, mAmount, `%s: amount must be unsigned (the mapping's sign is "unsigned")`, reconcile.Quote(s))
+		case p.sign == signSigned && kind == reconcile.KindPayment && v < 0:
+			return 0, f.errorf(line, mAmount, `%s: negative amount on a payment row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
+		case p.sign == signSigned && kind == reconcile.KindRefund && v > 0:
+			return 0, f.errorf(line, mAmount, `%s: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
 		}
 	}
 	// number refuses math.MinInt64, so the negation cannot overflow.
 	if v < 0 {
 		v = -v
 	}
-	t.Amount = v
+	return v, nil
+}
 
-	at := f.field(rec, mOccurredAt)
-	t.OccurredAt, err = p.time(at)
+// fee reads the fee in thousandths of a minor unit, as every parser
+// gives them; an empty cell is no fee.
+func (f *mappedFile) fee(rec []string, digits, line int) (int64, error) {
+	s := f.field(rec, mFee)
+	if s == "" {
+		return 0, nil
+	}
+	v, err := f.plan.number(s, digits, 3)
 	if err != nil {
-		return t, f.errorf(line, mOccurredAt, "%s: %v", reconcile.Quote(at), err)
+		return 0, f.errorf(line, mFee, "%w", err)
 	}
+	if f.plan.feeNeg {
+		v = -v
+	}
+	return v, nil
+}
 
-	if fee := f.field(rec, mFee); fee != "" {
-		// Thousandths of a minor unit, as every parser gives them.
-		t.FeeMilli, err = p.number(fee, digits, 3)
-		if err != nil {
-			return t, f.errorf(line, mFee, "%w", err)
-		}
-		if p.feeNeg {
-			t.FeeMilli = -t.FeeMilli
-		}
+// status reads the status column through the mapping's statuses; a file
+// without one holds successes only.
+func (f *mappedFile) status(rec []string, line int) (reconcile.TxnStatus, error) {
+	if f.plan.names[mStatus] == "" {
+		return reconcile.StatusSuccess, nil
 	}
-
-	t.Status = reconcile.StatusSuccess
-	if p.names[mStatus] != "" {
-		s := f.field(rec, mStatus)
-		st, ok := p.statuses[matchKey(s)]
-		if !ok {
-			return t, f.errorf(line, mStatus, "unknown status %s (the mapping's statuses list %s)", reconcile.Quote(s), p.statusSet)
-		}
-		t.Status = st
+	s := f.field(rec, mStatus)
+	st, ok := f.plan.statuses[matchKey(s)]
+	if !ok {
+		return "", f.errorf(line, mStatus, "unknown status %s (the mapping's statuses list %s)", reconcile.Quote(s), f.plan.statusSet)
 	}
-	return t, nil
+	return st, nil
 }
 
 // number reads an amount or a fee as written, sign included, scaled to

@@ -121,9 +121,7 @@ type stReport struct {
 }
 
 func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
+	rows := newRowSink(ctx, emit)
 	br, err := openText(ctx, r, opts)
 	if err != nil {
 		return err
@@ -147,7 +145,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return err
 	}
 
-	for n := 1; ; n++ {
+	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			return nil
@@ -166,13 +164,11 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		if err != nil {
 			return err
 		}
-		if err := emit(t); err != nil {
+		if err := rows.emit(t); err != nil {
 			return err
 		}
-		if n%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := rows.tick(); err != nil {
+			return err
 		}
 	}
 }
@@ -327,7 +323,13 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	if err := rp.fee(rec, line, &t, gross, digits); err != nil {
 		return t, err
 	}
+	err = rp.classify(&t, rec, gross, line)
+	return t, err
+}
 
+// classify sets the kind and amount of t, a row of gross, from its
+// reporting_category.
+func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64, line int) error {
 	switch category := strings.ToLower(t.RawKind); {
 	case category == "charge" && t.OrderNo == "":
 		// A charge our services did not create (a Payment Link, an invoice,
@@ -344,16 +346,16 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 		t.Kind = reconcile.KindPayment
 		t.RefundNo = ""
 		if gross < 0 {
-			return t, rp.errorf(line, stGross, "negative gross %s on a charge row", rp.field(rec, stGross))
+			return rp.errorf(line, stGross, "negative gross %s on a charge row", rp.field(rec, stGross))
 		}
 		t.Amount = gross
 	case category == "refund":
 		t.Kind = reconcile.KindRefund
 		if rp.idx[stRefund] < 0 {
-			return t, rp.errorf(line, stRefund, "refund row, but the report lacks the column holding our refund numbers: add it to the report run's columns, or configure the metadata key")
+			return rp.errorf(line, stRefund, "refund row, but the report lacks the column holding our refund numbers: add it to the report run's columns, or configure the metadata key")
 		}
 		if gross > 0 {
-			return t, rp.errorf(line, stGross, "positive gross %s on a refund row: Stripe books refunds as negative", rp.field(rec, stGross))
+			return rp.errorf(line, stGross, "positive gross %s on a refund row: Stripe books refunds as negative", rp.field(rec, stGross))
 		}
 		t.Amount = -gross
 	case stIsBatch(category):
@@ -366,7 +368,7 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 		t.Kind = reconcile.KindOther
 		t.Amount = stAbs(gross)
 	}
-	return t, nil
+	return nil
 }
 
 // amount reads a signed decimal in major units of currency as minor units.

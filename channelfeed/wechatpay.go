@@ -7,7 +7,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"reconcile"
 )
@@ -89,8 +88,9 @@ const wxTimeLayout = "2006-01-02 15:04:05"
 
 // wxBill is the state of one bill being read.
 type wxBill struct {
-	opts Options
-	loc  *time.Location
+	opts  Options
+	loc   *time.Location
+	lines *lineScanner
 
 	names []string       // header names as written, for errors
 	cols  map[string]int // canonical name → field index
@@ -114,104 +114,105 @@ type wxBill struct {
 	sums     []int64 // running totals of wxSums
 }
 
+// wxAmounts are the values of one row's wxSums columns.
+type wxAmounts [len(wxSums)]int64
+
 func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	b := &wxBill{opts: opts, loc: opts.location(), digits: 2}
 	// WeChat Pay never quotes a field: every CR but a CRLF's is bare.
-	lines := newLineScanner(r, opts, false)
-	next := func() (string, bool) {
-		if !lines.scan() {
-			return "", false
-		}
-		s := string(lines.bytes())
-		if lines.line == 1 {
-			s = strings.TrimPrefix(s, "\uFEFF")
-		}
-		return s, true
+	b := &wxBill{opts: opts, loc: opts.location(), lines: newLineScanner(r, opts, false), digits: 2}
+	if err := b.start(); err != nil {
+		return err
 	}
+	if err := b.details(newRowSink(ctx, emit)); err != nil {
+		return err
+	}
+	return b.end()
+}
 
-	first, ok := next()
+// start reads the detail header on line 1, or says why the file is no
+// bill: empty, or WeChat's error reply saved in its place.
+func (b *wxBill) start() error {
+	first, ok := b.lines.next()
 	if !ok {
-		if lines.err != nil {
-			return lines.err
+		if b.lines.err != nil {
+			return b.lines.err
 		}
-		return opts.errorf(0, "", "empty file")
+		return b.opts.errorf(0, "", "empty file")
 	}
 	if strings.TrimSpace(first) == "" {
 		for {
-			s, ok := next()
+			s, ok := b.lines.next()
 			if !ok {
-				if lines.err != nil {
-					return lines.err
+				if b.lines.err != nil {
+					return b.lines.err
 				}
-				return opts.errorf(0, "", "empty file")
+				return b.opts.errorf(0, "", "empty file")
 			}
 			if strings.TrimSpace(s) != "" {
-				return opts.errorf(1, "", "line 1 is empty; want the detail header")
+				return b.opts.errorf(1, "", "line 1 is empty; want the detail header")
 			}
 		}
 	}
 	if t := strings.TrimSpace(first); strings.HasPrefix(t, "<") || strings.HasPrefix(t, "{") {
-		return b.replyError(first, next)
+		return b.replyError(first)
 	}
-	if err := b.header(first); err != nil {
-		return err
-	}
+	return b.header(first)
+}
 
-	// Detail rows, up to the summary header.
+// details reads the detail rows into rows, then the summary after them.
+func (b *wxBill) details(rows *rowSink) error {
 	for {
-		s, ok := next()
+		s, ok := b.lines.next()
 		if !ok {
-			if lines.err != nil {
-				return lines.err
+			if b.lines.err != nil {
+				return b.lines.err
 			}
 			what := "the detail rows"
 			if b.rows == 0 {
 				what = "the header"
 			}
-			return opts.wrap(lines.line+1, wxCount, fmt.Errorf("%w: no summary section, the file ends after %s (truncated download?)", reconcile.ErrControlTotal, what))
+			return b.opts.wrap(b.lines.line+1, wxCount, fmt.Errorf("%w: no summary section, the file ends after %s (truncated download?)", reconcile.ErrControlTotal, what))
 		}
-		if strings.TrimSpace(s) == "" {
+		trimmed := strings.TrimSpace(s)
+		if trimmed == "" {
 			continue
 		}
-		if strings.HasPrefix(strings.TrimPrefix(strings.TrimSpace(s), "`"), wxCount) {
-			if err := b.summary(s, lines.line, next); err != nil {
-				if lines.err != nil {
-					return lines.err
+		if strings.HasPrefix(strings.TrimPrefix(trimmed, "`"), wxCount) {
+			if err := b.summary(s, b.lines.line); err != nil {
+				if b.lines.err != nil {
+					return b.lines.err
 				}
 				return err
 			}
-			break
+			return nil
 		}
-		t, err := b.row(s, lines.line)
+		t, err := b.row(s, b.lines.line)
 		if err != nil {
 			return err
 		}
-		if err := emit(t); err != nil {
+		if err := rows.emit(t); err != nil {
 			return err
 		}
-		if b.rows%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
+		if err := rows.tick(); err != nil {
+			return err
 		}
 	}
+}
 
+// end reads what follows the summary row: blank lines at most.
+func (b *wxBill) end() error {
 	for {
-		s, ok := next()
+		s, ok := b.lines.next()
 		if !ok {
-			break
+			return b.lines.err
 		}
 		if strings.TrimSpace(s) != "" {
-			return opts.errorf(lines.line, "", "unexpected line after the summary row")
+			return b.opts.errorf(b.lines.line, "", "unexpected line after the summary row")
 		}
 	}
-	return lines.err
 }
 
 var (
@@ -221,12 +222,12 @@ var (
 
 // replyError explains a file that is WeChat's error reply (XML from v2,
 // JSON from v3) saved in place of the bill, quoting WeChat's message.
-func (b *wxBill) replyError(first string, next func() (string, bool)) error {
+func (b *wxBill) replyError(first string) error {
 	const limit = 4 << 10
 	var sb strings.Builder
 	sb.WriteString(first)
 	for sb.Len() < limit {
-		s, ok := next()
+		s, ok := b.lines.next()
 		if !ok {
 			break
 		}
@@ -277,24 +278,24 @@ func splitRow(dst []string, s string) ([]string, bool) {
 	}
 	fields := dst[:0]
 	start := 1
-	for i := 1; i+1 < len(s); i++ {
-		if s[i] == ',' && s[i+1] == '`' {
-			fields = append(fields, trimSpace(s[start:i]))
-			i++
-			start = i + 1
-		}
+	for i := wxSep(s, 1); i >= 0; i = wxSep(s, i+2) {
+		fields = append(fields, trimSpace(s[start:i]))
+		start = i + 2
 	}
 	return append(fields, trimSpace(s[start:])), true
 }
 
-// trimSpace is strings.TrimSpace, which a field starting and ending with
-// printable ASCII cannot change: most fields are, and the check is much
-// cheaper than the call on a bill of millions of fields.
-func trimSpace(s string) string {
-	if s != "" && s[0] > ' ' && s[0] < utf8.RuneSelf && s[len(s)-1] > ' ' && s[len(s)-1] < utf8.RuneSelf {
-		return s
+// wxSep is the index of the first ",`" in s from i on, -1 if none. It is
+// a loop of its own so that the loop holds nothing but its index: this
+// scan is most of the time a large bill takes, and a loop that also
+// carries the fields keeps them on the stack for every byte.
+func wxSep(s string, i int) int {
+	for ; i+1 < len(s); i++ {
+		if s[i] == ',' && s[i+1] == '`' {
+			return i
+		}
 	}
-	return strings.TrimSpace(s)
+	return -1
 }
 
 func (b *wxBill) header(s string) error {
@@ -302,6 +303,19 @@ func (b *wxBill) header(s string) error {
 	if err := b.opts.checkHeader(1, b.names); err != nil {
 		return err
 	}
+	if err := b.columns(); err != nil {
+		return err
+	}
+	if err := b.amountColumns(); err != nil {
+		return err
+	}
+	b.indexColumns()
+	return nil
+}
+
+// columns maps the header's names, old ones through wxAliases, onto
+// their fields, and checks that the required ones are there.
+func (b *wxBill) columns() error {
 	b.cols = make(map[string]int, len(b.names))
 	for i, name := range b.names {
 		canon := name
@@ -321,38 +335,47 @@ func (b *wxBill) header(s string) error {
 			return b.opts.errorf(1, c, "missing required column")
 		}
 	}
+	return nil
+}
+
+// amountColumns chooses payAmount and refundAmount. A SUCCESS bill has no
+// refund columns; any other needs all of them.
+func (b *wxBill) amountColumns() error {
+	var err error
+	if b.payAmount, err = b.either(wxOrderAmount, wxSettle, "应结订单金额/总金额"); err != nil {
+		return err
+	}
+	if !b.has(wxRefundNo) && !b.has(wxRefundID) && !b.has(wxRefundState) {
+		return nil
+	}
+	for _, c := range []string{wxRefundNo, wxRefundID, wxRefundState} {
+		if !b.has(c) {
+			return b.opts.errorf(1, c, "missing required column")
+		}
+	}
+	b.refundAmount, err = b.either(wxRefundApplied, wxRefundAmount, wxRefundAmount)
+	return err
+}
+
+// either is column, or the pre-2018 column older when the layout lacks
+// it; the error for neither names column, and older as nor says.
+func (b *wxBill) either(column, older, nor string) (string, error) {
 	switch {
-	case b.has(wxOrderAmount):
-		b.payAmount = wxOrderAmount
-	case b.has(wxSettle):
-		b.payAmount = wxSettle
-	default:
-		return b.opts.errorf(1, wxOrderAmount, "missing required column (nor 应结订单金额/总金额)")
+	case b.has(column):
+		return column, nil
+	case b.has(older):
+		return older, nil
 	}
-	// A SUCCESS bill has no refund columns; any other needs all of them.
-	if b.has(wxRefundNo) || b.has(wxRefundID) || b.has(wxRefundState) {
-		for _, c := range []string{wxRefundNo, wxRefundID, wxRefundState} {
-			if !b.has(c) {
-				return b.opts.errorf(1, c, "missing required column")
-			}
-		}
-		switch {
-		case b.has(wxRefundApplied):
-			b.refundAmount = wxRefundApplied
-		case b.has(wxRefundAmount):
-			b.refundAmount = wxRefundAmount
-		default:
-			return b.opts.errorf(1, wxRefundApplied, "missing required column (nor 退款金额)")
-		}
-	}
+	return "", b.opts.errorf(1, column, "missing required column (nor %s)", nor)
+}
+
+// indexColumns looks up the fields every row reads.
+func (b *wxBill) indexColumns() {
 	b.sumIdx = make([]int, len(wxSums))
 	b.sums = make([]int64, len(wxSums))
 	b.kPay, b.kRefund, b.kFee = -1, -1, -1
 	for k, c := range wxSums {
-		b.sumIdx[k] = -1
-		if i, ok := b.cols[c.column]; ok {
-			b.sumIdx[k] = i
-		}
+		b.sumIdx[k] = b.index(c.column)
 		switch c.column {
 		case b.payAmount:
 			b.kPay = k
@@ -365,7 +388,6 @@ func (b *wxBill) header(s string) error {
 	b.iTime, b.iTxnID, b.iOrderNo = b.index(wxTime), b.index(wxTxnID), b.index(wxOrderNo)
 	b.iState, b.iCurrency = b.index(wxState), b.index(wxCurrency)
 	b.iRefundNo, b.iRefundID, b.iRefundState = b.index(wxRefundNo), b.index(wxRefundID), b.index(wxRefundState)
-	return nil
 }
 
 // index is the field index of a canonical column, -1 when absent.
@@ -389,204 +411,266 @@ func (b *wxBill) name(canon string) string {
 	return canon
 }
 
-func (b *wxBill) row(s string, line int) (reconcile.Transaction, error) {
-	opts := b.opts
+// wxField is field i of a row, "" for a column the layout lacks (-1).
+func wxField(f []string, i int) string {
+	if i < 0 {
+		return ""
+	}
+	return f[i]
+}
+
+// wxAmount is amount k of a row; a missing column (-1) reads as zero, as
+// an empty field does.
+func wxAmount(vals *wxAmounts, k int) int64 {
+	if k < 0 {
+		return 0
+	}
+	return vals[k]
+}
+
+// row reads a detail row. The usual time and currency are read on a fast
+// path here; the general parsers, and the errors, are in the functions
+// after it, called when the fast path does not read the field.
+func (b *wxBill) row(s string, line int) (t reconcile.Transaction, err error) {
+	f, err := b.split(s, line)
+	if err != nil {
+		return t, err
+	}
+	b.rows++
+	t = reconcile.Transaction{
+		RawKind:      wxField(f, b.iState),
+		OrderNo:      wxField(f, b.iOrderNo),
+		ChannelTxnID: wxField(f, b.iTxnID),
+		Currency:     wxField(f, b.iCurrency),
+		Line:         line,
+	}
+	if t.RawKind == "" {
+		return t, b.opts.errorf(line, b.name(wxState), "empty 交易状态")
+	}
+	var ok bool
+	at := wxField(f, b.iTime)
+	if t.OccurredAt, ok = dateTime(at, b.loc); !ok {
+		if t.OccurredAt, err = b.time(at, line); err != nil {
+			return t, err
+		}
+	}
+	if b.currency == "" || t.Currency != b.currency {
+		if err := b.setCurrency(t.Currency, line); err != nil {
+			return t, err
+		}
+	}
+	var vals wxAmounts
+	if err := b.sum(f, t.Currency, line, &vals); err != nil {
+		return t, err
+	}
+	t.FeeMilli = wxAmount(&vals, b.kFee)
+	err = b.classify(&t, f, &vals, line)
+	return t, err
+}
+
+// split cuts s into the fields of a detail row and checks them as text.
+func (b *wxBill) split(s string, line int) ([]string, error) {
 	f, ok := splitRow(b.fields, s)
 	if !ok {
-		return reconcile.Transaction{}, opts.errorf(line, "", "detail row does not start with a backtick")
+		return nil, b.opts.errorf(line, "", "detail row does not start with a backtick")
 	}
 	b.fields = f
 	if len(f) != len(b.names) {
-		return reconcile.Transaction{}, opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
+		return nil, b.opts.errorf(line, "", "row has %d fields, header has %d", len(f), len(b.names))
 	}
 	// The fields are the line cut at ASCII separators and trimmed of
 	// whole runes, so they are text reconcile.TextFault takes exactly when the line
 	// is: one pass over the line, field by field only to name the bad one.
 	if reconcile.TextFault(s) != "" {
-		if err := opts.checkRow(line, f, b.names); err != nil {
-			return reconcile.Transaction{}, err
+		if err := b.opts.checkRow(line, f, b.names); err != nil {
+			return nil, err
 		}
 	}
-	b.rows++
-	get := func(i int) string {
-		if i < 0 {
-			return ""
-		}
-		return f[i]
-	}
+	return f, nil
+}
 
-	t := reconcile.Transaction{
-		RawKind:      get(b.iState),
-		OrderNo:      get(b.iOrderNo),
-		ChannelTxnID: get(b.iTxnID),
-		Currency:     get(b.iCurrency),
-		Line:         line,
+func (b *wxBill) time(at string, line int) (time.Time, error) {
+	t, err := time.ParseInLocation(wxTimeLayout, at, b.loc)
+	if err != nil {
+		return t, b.opts.errorf(line, b.name(wxTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 	}
-	if t.RawKind == "" {
-		return t, opts.errorf(line, b.name(wxState), "empty 交易状态")
-	}
-	var err error
-	at := get(b.iTime)
-	t.OccurredAt, ok = dateTime(at, b.loc)
+	return t, nil
+}
+
+// setCurrency takes the currency of the first row as the bill's, whose
+// digits the amounts are read with: the summary totals are in one
+// currency, so every row must be in it.
+func (b *wxBill) setCurrency(currency string, line int) error {
+	digits, ok := reconcile.CurrencyDigits(currency)
 	if !ok {
-		t.OccurredAt, err = time.ParseInLocation(wxTimeLayout, at, b.loc)
-		if err != nil {
-			return t, opts.errorf(line, b.name(wxTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
-		}
+		return b.opts.errorf(line, b.name(wxCurrency), "unknown currency %s", reconcile.Quote(currency))
 	}
-	digits := b.digits
-	if b.currency == "" || t.Currency != b.currency {
-		digits, ok = reconcile.CurrencyDigits(t.Currency)
-		if !ok {
-			return t, opts.errorf(line, b.name(wxCurrency), "unknown currency %s", reconcile.Quote(t.Currency))
-		}
+	if b.currency != "" {
+		return b.opts.errorf(line, b.name(wxCurrency), "currency %s in a bill of %s: the summary totals cannot be checked", currency, b.currency)
 	}
-	if b.currency == "" {
-		b.currency, b.digits = t.Currency, digits
-	} else if t.Currency != b.currency {
-		return t, opts.errorf(line, b.name(wxCurrency), "currency %s in a bill of %s: the summary totals cannot be checked", t.Currency, b.currency)
-	}
+	b.currency, b.digits = currency, digits
+	return nil
+}
 
-	// Every totalled column is read on every row, whatever its kind, so
-	// the sums compare with the summary. An empty field counts as zero:
-	// which columns WeChat fills on unusual rows is not documented.
-	var vals [len(wxSums)]int64
+// sum reads every totalled column of row f into vals and adds it to its
+// running total, whatever the row's kind, so the sums compare with the
+// summary. An empty field counts as zero: which columns WeChat fills on
+// unusual rows is not documented.
+func (b *wxBill) sum(f []string, currency string, line int, vals *wxAmounts) error {
 	for k, c := range wxSums {
 		i := b.sumIdx[k]
 		if i < 0 || f[i] == "" {
 			continue
 		}
 		var v int64
+		var ok bool
+		var err error
 		if c.fee {
 			// May be negative: a refund returns its share of the fee.
-			if v, ok = signedDecimal(f[i], digits+3); !ok {
-				v, err = reconcile.ParseDecimal(f[i], digits+3)
+			if v, ok = signedDecimal(f[i], b.digits+3); !ok {
+				v, err = reconcile.ParseDecimal(f[i], b.digits+3)
 			}
-		} else if v, ok = plainDecimal(f[i], digits); !ok {
-			v, err = parseAmount(f[i], t.Currency)
+		} else if v, ok = plainDecimal(f[i], b.digits); !ok {
+			v, err = parseAmount(f[i], currency)
 		}
 		if err != nil {
-			return t, opts.errorf(line, b.names[i], "%w", err)
+			return b.opts.errorf(line, b.names[i], "%w", err)
 		}
 		sum, ok := addChecked(b.sums[k], v)
 		if !ok {
-			return t, opts.errorf(line, b.names[i], "column total overflows")
+			return b.opts.errorf(line, b.names[i], "column total overflows")
 		}
 		b.sums[k] = sum
 		vals[k] = v
 	}
-	// A missing column reads as zero, as an empty field does.
-	val := func(k int) int64 {
-		if k < 0 {
-			return 0
-		}
-		return vals[k]
-	}
-	t.FeeMilli = val(b.kFee)
+	return nil
+}
 
+// classify sets the kind, amount and status of t, read from its
+// 交易状态.
+func (b *wxBill) classify(t *reconcile.Transaction, f []string, vals *wxAmounts, line int) error {
 	switch strings.ToUpper(t.RawKind) {
 	case "SUCCESS":
 		t.Kind = reconcile.KindPayment
 		t.Status = reconcile.StatusSuccess
 		if t.OrderNo == "" {
-			return t, opts.errorf(line, b.name(wxOrderNo), "empty order number on a payment row")
+			return b.opts.errorf(line, b.name(wxOrderNo), "empty order number on a payment row")
 		}
-		if get(b.sumIdx[b.kPay]) == "" {
-			return t, opts.errorf(line, b.name(b.payAmount), "empty amount")
+		if wxField(f, b.sumIdx[b.kPay]) == "" {
+			return b.opts.errorf(line, b.name(b.payAmount), "empty amount")
 		}
-		t.Amount = val(b.kPay)
+		t.Amount = wxAmount(vals, b.kPay)
 	case "REFUND":
-		t.Kind = reconcile.KindRefund
-		if b.refundAmount == "" {
-			return t, opts.errorf(line, "", "refund row in a bill without refund columns")
-		}
-		// Payment rows carry "0" as refund number; on a refund row it
-		// would become a key shared by unrelated refunds.
-		t.RefundNo = get(b.iRefundNo)
-		if t.RefundNo == "" || t.RefundNo == "0" {
-			return t, opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s)", reconcile.Quote(t.RefundNo))
-		}
-		t.ChannelTxnID = get(b.iRefundID)
-		if get(b.sumIdx[b.kRefund]) == "" {
-			return t, opts.errorf(line, b.name(b.refundAmount), "empty amount")
-		}
-		t.Amount = val(b.kRefund)
-		// 退款状态 is a snapshot taken when the bill was cut.
-		switch st := get(b.iRefundState); strings.ToUpper(st) {
-		case "SUCCESS":
-			t.Status = reconcile.StatusSuccess
-		case "PROCESSING", "CHANGE":
-			t.Status = reconcile.StatusProcessing
-		case "REFUNDCLOSE":
-			t.Status = reconcile.StatusFailed
-		case "":
-			return t, opts.errorf(line, b.name(wxRefundState), "empty refund status on a refund row")
-		default:
-			return t, opts.errorf(line, b.name(wxRefundState), "unknown refund status %s (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", reconcile.Quote(st))
-		}
+		return b.refund(t, f, vals, line)
 	default:
 		// REVOKED or a word WeChat added later: kept for review with what
 		// it has. A revoked payment moved no money; for an unknown word the
 		// outcome is not known, which processing says.
 		t.Kind = reconcile.KindOther
-		t.Amount = val(b.kPay)
+		t.Amount = wxAmount(vals, b.kPay)
 		t.Status = reconcile.StatusProcessing
 		if strings.EqualFold(t.RawKind, "REVOKED") {
 			t.Status = reconcile.StatusFailed
 		}
 	}
-	return t, nil
+	return nil
+}
+
+// refund reads the refund of a REFUND row.
+func (b *wxBill) refund(t *reconcile.Transaction, f []string, vals *wxAmounts, line int) error {
+	t.Kind = reconcile.KindRefund
+	if b.refundAmount == "" {
+		return b.opts.errorf(line, "", "refund row in a bill without refund columns")
+	}
+	// Payment rows carry "0" as refund number; on a refund row it
+	// would become a key shared by unrelated refunds.
+	t.RefundNo = wxField(f, b.iRefundNo)
+	if t.RefundNo == "" || t.RefundNo == "0" {
+		return b.opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s)", reconcile.Quote(t.RefundNo))
+	}
+	t.ChannelTxnID = wxField(f, b.iRefundID)
+	if wxField(f, b.sumIdx[b.kRefund]) == "" {
+		return b.opts.errorf(line, b.name(b.refundAmount), "empty amount")
+	}
+	t.Amount = wxAmount(vals, b.kRefund)
+	// 退款状态 is a snapshot taken when the bill was cut.
+	switch st := wxField(f, b.iRefundState); strings.ToUpper(st) {
+	case "SUCCESS":
+		t.Status = reconcile.StatusSuccess
+	case "PROCESSING", "CHANGE":
+		t.Status = reconcile.StatusProcessing
+	case "REFUNDCLOSE":
+		t.Status = reconcile.StatusFailed
+	case "":
+		return b.opts.errorf(line, b.name(wxRefundState), "empty refund status on a refund row")
+	default:
+		return b.opts.errorf(line, b.name(wxRefundState), "unknown refund status %s (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", reconcile.Quote(st))
+	}
+	return nil
 }
 
 // summary reads the summary header at line and the summary row after it,
 // and checks them against the detail rows read.
-func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
-	opts := b.opts
-	headerLine := line
+func (b *wxBill) summary(s string, line int) error {
 	names := splitHeader(s)
-	if err := opts.checkHeader(line, names); err != nil {
+	if err := b.opts.checkHeader(line, names); err != nil {
 		return err
 	}
 	at := make(map[string]int, len(names))
 	for i, n := range names {
 		if j, dup := at[n]; dup && n != "" {
-			return opts.errorf(line, n, "duplicate summary column (fields %d and %d)", j+1, i+1)
+			return b.opts.errorf(line, n, "duplicate summary column (fields %d and %d)", j+1, i+1)
 		}
 		at[n] = i
 	}
-
-	var row string
-	ok := false
-	for !ok || strings.TrimSpace(row) == "" {
-		row, ok = next()
-		if !ok {
-			return opts.wrap(line+1, wxCount, fmt.Errorf("%w: no summary row after the summary header (truncated download?)", reconcile.ErrControlTotal))
-		}
-		line++
-	}
-	vals, ok := splitRow(nil, row)
-	if !ok {
-		return opts.errorf(line, "", "summary row does not start with a backtick")
-	}
-	if len(vals) != len(names) {
-		return opts.errorf(line, "", "summary row has %d fields, summary header has %d", len(vals), len(names))
-	}
-	if err := opts.checkRow(line, vals, names); err != nil {
+	vals, rowLine, err := b.summaryRow(names, line)
+	if err != nil {
 		return err
 	}
 
 	// The count comes first: a missing row explains any sum that is off.
 	i, ok := at[wxCount]
 	if !ok {
-		return opts.errorf(headerLine, wxCount, "summary header lacks the column")
+		return b.opts.errorf(line, wxCount, "summary header lacks the column")
 	}
 	n, err := reconcile.ParseDecimal(vals[i], 0) // "45.0" occurs
 	if err != nil {
-		return opts.errorf(line, names[i], "%w", err)
+		return b.opts.errorf(rowLine, names[i], "%w", err)
 	}
 	if n != b.rows {
-		return opts.wrap(line, names[i], fmt.Errorf("%w: summary says %d rows, file has %d", reconcile.ErrControlTotal, n, b.rows))
+		return b.opts.wrap(rowLine, names[i], fmt.Errorf("%w: summary says %d rows, file has %d", reconcile.ErrControlTotal, n, b.rows))
 	}
+	return b.checkSums(names, vals, rowLine)
+}
+
+// summaryRow reads the summary row, the first line after the summary
+// header at line that is not blank, and returns its fields and line.
+func (b *wxBill) summaryRow(names []string, line int) ([]string, int, error) {
+	var row string
+	ok := false
+	for !ok || strings.TrimSpace(row) == "" {
+		row, ok = b.lines.next()
+		if !ok {
+			return nil, 0, b.opts.wrap(line+1, wxCount, fmt.Errorf("%w: no summary row after the summary header (truncated download?)", reconcile.ErrControlTotal))
+		}
+		line++
+	}
+	vals, ok := splitRow(nil, row)
+	if !ok {
+		return nil, 0, b.opts.errorf(line, "", "summary row does not start with a backtick")
+	}
+	if len(vals) != len(names) {
+		return nil, 0, b.opts.errorf(line, "", "summary row has %d fields, summary header has %d", len(vals), len(names))
+	}
+	if err := b.opts.checkRow(line, vals, names); err != nil {
+		return nil, 0, err
+	}
+	return vals, line, nil
+}
+
+// checkSums compares each summary column of wxSummaryOf with the sum of
+// the detail column it totals.
+func (b *wxBill) checkSums(names, vals []string, line int) error {
 	for i, name := range names {
 		col, ok := wxSummaryOf[name]
 		if !ok {
@@ -604,10 +688,10 @@ func (b *wxBill) summary(s string, line int, next func() (string, bool)) error {
 		}
 		want, err := reconcile.ParseDecimal(vals[i], scale)
 		if err != nil {
-			return opts.errorf(line, name, "%w", err)
+			return b.opts.errorf(line, name, "%w", err)
 		}
 		if want != got {
-			return opts.wrap(line, name, fmt.Errorf("%w: summary says %s, rows sum to %s",
+			return b.opts.wrap(line, name, fmt.Errorf("%w: summary says %s, rows sum to %s",
 				reconcile.ErrControlTotal, reconcile.FormatDecimal(want, scale), reconcile.FormatDecimal(got, scale)))
 		}
 	}

@@ -278,24 +278,14 @@ func splitRow(dst []string, s string) ([]string, bool) {
 	}
 	fields := dst[:0]
 	start := 1
-	for i := wxSep(s, 1); i >= 0; i = wxSep(s, i+2) {
-		fields = append(fields, trimSpace(s[start:i]))
-		start = i + 2
-	}
-	return append(fields, trimSpace(s[start:])), true
-}
-
-// wxSep is the index of the first ",`" in s from i on, -1 if none. It is
-// a loop of its own so that the loop holds nothing but its index: this
-// scan is most of the time a large bill takes, and a loop that also
-// carries the fields keeps them on the stack for every byte.
-func wxSep(s string, i int) int {
-	for ; i+1 < len(s); i++ {
+	for i := 1; i+1 < len(s); i++ {
 		if s[i] == ',' && s[i+1] == '`' {
-			return i
+			fields = append(fields, trimSpace(s[start:i]))
+			i++
+			start = i + 1
 		}
 	}
-	return -1
+	return append(fields, trimSpace(s[start:])), true
 }
 
 func (b *wxBill) header(s string) error {

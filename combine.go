@@ -47,13 +47,14 @@ func shardCount(s Shard) int {
 	return s.Count
 }
 
-// CombineShards puts the results of a date's shard runs (a set ShardSet
-// accepts) together as one result. Its run id, report-…, is derived from
-// the ids of the runs, so the same set of runs is one report however often
-// it is made; the ids are returned in order.
-func CombineShards(parts []*Result) (*Result, []string) {
+// CombineShards puts the results of the shard runs of day (a set ShardSet
+// accepts) together as one result, on day in its business zone (runs read
+// back from a database may carry the date alone). Its run id, report-…,
+// is derived from the ids of the runs, so the same set of runs is one
+// report however often it is made; the ids are returned in order.
+func CombineShards(day BusinessDay, parts []*Result) (*Result, []string) {
 	first := parts[0].Run
-	res := NewResult(Run{Channel: first.Channel, Day: first.Day, Format: first.Format, Status: RunSucceeded,
+	res := NewResult(Run{Channel: first.Channel, Day: day, Format: first.Format, Status: RunSucceeded,
 		File: first.File, FileSHA256: first.FileSHA256}) // every shard read the same file
 	var ids []string
 	for _, part := range parts {

@@ -143,6 +143,11 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 	if err != nil {
 		return nil, notStarted(err)
 	}
+	if j.Config.Lease <= 0 || j.Config.LockPoll <= 0 {
+		// A Job is built from a loaded config: config.Load or
+		// config.Default set every setting a run reads.
+		return nil, notStarted(errors.New("nightly: the job's config has no lease or lock poll: build it from config.Load or config.Default"))
+	}
 	run.FileSHA256 = file.SHA256
 	spec.expectRows = file.Rows
 	n := j.newNight(run, spec)

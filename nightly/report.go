@@ -79,6 +79,6 @@ func combineShards(ctx context.Context, db *ledger.DB, channel string, day recon
 			return nil, nil, err
 		}
 	}
-	res, ids := reconcile.CombineShards(parts)
+	res, ids := reconcile.CombineShards(day, parts)
 	return res, ids, nil
 }

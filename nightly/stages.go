@@ -96,6 +96,8 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Where a run commits, a dry run waits for its reports.
+	n.progress.Stage("commit")
 	if err := n.waitReports(ctx); err != nil {
 		return nil, err
 	}
@@ -253,6 +255,7 @@ func (n *night) commit(ctx context.Context) error {
 		},
 	})
 	n.posted = posted
+	n.memory = nil // written: what is left of the night needs none of it
 	return err
 }
 

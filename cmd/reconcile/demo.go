@@ -61,12 +61,13 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 			return err
 		}
 		// The defaults of a configured channel, its bill in the inbox.
-		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone, Path: bill}
+		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone}
 		day, err := businessDay("demo", cc, fixtures.Date, "")
 		if err != nil {
 			return err
 		}
 		spec := nightly.NewSpec(cfg, cc, day)
+		spec.File = bill
 		job.Notifier = headedNotifier{a.Stdout, ch.Name, reports.NewPrintNotifier(a.Stdout)}
 		res, err := job.Run(ctx, spec)
 		if err != nil {

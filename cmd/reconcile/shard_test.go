@@ -124,3 +124,42 @@ SELECT 'journal|' || j.idempotency_key || '|' || j.amount || '|' || string_agg(l
 	sort.Strings(lines)
 	return strings.Join(lines, "\n")
 }
+
+// TestShardReportInTheBusinessZone: the report over shard runs shows its
+// times in the channel's business zone, as each run's own workbook does,
+// not in the zone the database hands the runs back in.
+func TestShardReportInTheBusinessZone(t *testing.T) {
+	_, dsn, bill := setup(t)
+	c := newCLI(nil)
+	for i := 0; i < 2; i++ {
+		if code := c.run(t, runArgs(dsn, bill, t.TempDir(), "--shard", fmt.Sprintf("%d/2", i))...); code != ExitOK {
+			t.Fatalf("shard %d/2: exit %d\n%s", i, code, c.errb)
+		}
+	}
+	out := t.TempDir()
+	if code := c.run(t, "report", "--date", "2026-11-28", "--channel", "wechatpay", "--tz", "Asia/Shanghai",
+		"--dsn", dsn, "--out", out); code != ExitOK {
+		t.Fatalf("report: exit %d\n%s", code, c.errb)
+	}
+	f, err := excelize.OpenFile(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := f.GetRows("Summary")
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, r := range rows {
+		if len(r) >= 2 && (r[0] == "Started" || r[0] == "Finished") {
+			found = true
+			if !strings.HasSuffix(r[1], "+08:00") {
+				t.Errorf("Summary %s: got %q, want a time in Asia/Shanghai (+08:00)", r[0], r[1])
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no Started or Finished row on the Summary sheet: %v", rows)
+	}
+}

@@ -422,9 +422,6 @@ func (w *workbookReader) readRows(sheet workbookSheet, maxRows int, fn func(row 
 		col   int  // the column of its last cell, blank or not
 		inRow bool
 	)
-	bad := func(format string, args ...any) error {
-		return &reconcile.ParseError{File: w.path, Line: row, Err: fmt.Errorf("sheet %s: %s", sheet.name, fmt.Sprintf(format, args...))}
-	}
 	for {
 		tok, err := d.Token()
 		if err == io.EOF {
@@ -440,19 +437,10 @@ func (w *workbookReader) readRows(sheet workbookSheet, maxRows int, fn func(row 
 			case t.Name.Local == "sheetData" && !seen:
 				data, seen = depth, true
 			case t.Name.Local == "row" && data > 0 && depth == data+1:
-				n := row + 1
-				if v, ok := attr(t, "r"); ok {
-					if n, err = strconv.Atoi(v); err != nil {
-						return bad("row number %s", reconcile.Quote(v))
-					}
-					if n <= row {
-						return bad("row %d after row %d: rows out of order", n, row)
-					}
+				if row, err = w.rowNumber(sheet, t, row, maxRows); err != nil {
+					return err
 				}
-				if n > maxRows {
-					return w.tooLarge("sheet %s has a row %d; a Review sheet has at most %d rows", sheet.name, n, maxRows)
-				}
-				row, col, inRow, cells = n, 0, true, cells[:0]
+				col, inRow, cells = 0, true, cells[:0]
 			case t.Name.Local == "c" && inRow && depth == data+2:
 				c, err := w.readCell(d, t, row, col)
 				var limit *reconcile.ParseError
@@ -460,7 +448,7 @@ func (w *workbookReader) readRows(sheet workbookSheet, maxRows int, fn func(row 
 				case errors.As(err, &limit):
 					return err
 				case err != nil:
-					return bad("%v", err)
+					return w.sheetError(sheet, row, "%v", err)
 				}
 				depth-- // readCell read its end
 				if col = c.col; c.typ != cellBlank {
@@ -480,6 +468,31 @@ func (w *workbookReader) readRows(sheet workbookSheet, maxRows int, fn func(row 
 			depth--
 		}
 	}
+}
+
+// rowNumber is the number of the row start begins, after row prev: its r
+// attribute, which must be past prev, else the next one; a row past
+// maxRows is refused as past the limits.
+func (w *workbookReader) rowNumber(sheet workbookSheet, start xml.StartElement, prev, maxRows int) (int, error) {
+	n := prev + 1
+	if v, ok := attr(start, "r"); ok {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			return 0, w.sheetError(sheet, prev, "row number %s", reconcile.Quote(v))
+		}
+		if n <= prev {
+			return 0, w.sheetError(sheet, prev, "row %d after row %d: rows out of order", n, prev)
+		}
+	}
+	if n > maxRows {
+		return 0, w.tooLarge("sheet %s has a row %d; a Review sheet has at most %d rows", sheet.name, n, maxRows)
+	}
+	return n, nil
+}
+
+// sheetError is a mistake in sheet at row.
+func (w *workbookReader) sheetError(sheet workbookSheet, row int, format string, args ...any) error {
+	return &reconcile.ParseError{File: w.path, Line: row, Err: fmt.Errorf("sheet %s: %s", sheet.name, fmt.Sprintf(format, args...))}
 }
 
 // readCell reads the cell start begins, in row after column prev.

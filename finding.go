@@ -25,12 +25,28 @@ const (
 	// reversed that a corrected file no longer carries: its journal stands
 	// until a person decides.
 	DuplicateVanished Category = "duplicate_vanished"
+	// OverRefund is an order whose succeeded refunds, by refund number and
+	// whichever side knows them, add up to more than was paid. Never
+	// automatic.
+	OverRefund Category = "over_refund"
+	// SuspectedDuplicateRefund is a refund of an order under a new refund
+	// number, for the same amount as another refund of it settled shortly
+	// before: the operator's "refund once more", a retry under a fresh key.
+	SuspectedDuplicateRefund Category = "suspected_duplicate_refund"
+	// SuspectedDuplicatePayment is a paid order of a customer for the same
+	// amount as another paid order of theirs created shortly before: the
+	// second click that got an order number of its own.
+	SuspectedDuplicatePayment Category = "suspected_duplicate_payment"
+	// FeeMismatch is a row whose fee differs from the channel's contract by
+	// more than the tolerance.
+	FeeMismatch Category = "fee_mismatch"
 )
 
 // Categories lists every category in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
-	DuplicatePayment, DuplicateRefund, Unrecognized, Pending, DuplicateVanished,
+	DuplicatePayment, DuplicateRefund, OverRefund, SuspectedDuplicateRefund, SuspectedDuplicatePayment,
+	FeeMismatch, Unrecognized, Pending, DuplicateVanished,
 }
 
 // State is where a finding stands. A finding that needs a person is OPEN
@@ -106,6 +122,14 @@ type Finding struct {
 	Line          int       // line of the channel row in its file, 0 when none
 	RawKind       string
 	Hint          string // what an operator should know, in plain words
+	// Related names the other rows of the finding's case, one line each:
+	// the earlier refund or order of a suspected duplicate, every refund of
+	// an over-refunded order.
+	Related []string
+	// FeeMilli and ExpectedFeeMilli are, for fee_mismatch, the fee the
+	// row carries and the fee of the channel's contract, in thousandths of
+	// a minor unit.
+	FeeMilli, ExpectedFeeMilli int64
 	// AutoReverse is set on unambiguous duplicates only: they get a
 	// reversal journal without a person looking.
 	AutoReverse bool
@@ -160,6 +184,15 @@ func (f Finding) AtRisk() int64 {
 		return d
 	case MissingChannel:
 		return f.LocalAmount
+	case OverRefund:
+		// ChannelAmount is the refunded total, LocalAmount what was paid.
+		return f.ChannelAmount - f.LocalAmount
+	case FeeMismatch:
+		d := f.FeeMilli - f.ExpectedFeeMilli
+		if d < 0 {
+			d = -d
+		}
+		return (d + 999) / 1000 // a part of a minor unit counts as one
 	default:
 		return f.ChannelAmount
 	}

@@ -54,7 +54,10 @@ type Transaction struct {
 	// WeChat's five-decimal fees are kept exactly. Negative when the
 	// channel returns a fee.
 	FeeMilli int64
-	Status   TxnStatus
+	// FeeRate is the rate the file says it charged, as it says it (WeChat
+	// Pay's 费率, "0.60%"), where it says one.
+	FeeRate string
+	Status  TxnStatus
 	// RawKind is the file's own word for the row kind (WeChat 交易状态,
 	// a Stripe reporting_category); it names unrecognised rows in review.
 	RawKind string
@@ -125,6 +128,12 @@ type LocalRecord struct {
 	// IdemStatus is the status of the idempotency record for this key
 	// (scope payment or refund), empty when there is none.
 	IdemStatus string
+	// Customer is the order's orders.user_id, when the local tables give
+	// one (HasCustomer); CreatedAt is when the order was created. Orders
+	// only: the same payment again under another order is found by them.
+	Customer    int64
+	HasCustomer bool
+	CreatedAt   time.Time
 }
 
 // Key is the matching key of the record, as Transaction.Key.
@@ -195,6 +204,10 @@ type LocalRow struct {
 	OrderNo, RefundNo, ChannelTxnID, Currency, Status, IdemStatus []byte
 	Amount                                                        int64
 	SettledAt                                                     time.Time // zero when not settled
+	// Customer, HasCustomer and CreatedAt are LocalRecord's.
+	Customer    int64
+	HasCustomer bool
+	CreatedAt   time.Time
 }
 
 // Record copies the row into a LocalRecord.
@@ -203,5 +216,16 @@ func (r *LocalRow) Record() LocalRecord {
 		Kind: r.Kind, OrderNo: string(r.OrderNo), RefundNo: string(r.RefundNo),
 		Amount: r.Amount, Currency: string(r.Currency), Status: string(r.Status),
 		ChannelTxnID: string(r.ChannelTxnID), SettledAt: r.SettledAt, IdemStatus: string(r.IdemStatus),
+		Customer: r.Customer, HasCustomer: r.HasCustomer, CreatedAt: r.CreatedAt,
 	}
+}
+
+// OrderRefunds is what is known of one order that a refund touches
+// tonight, apart from tonight's file: the order, every local refund of it
+// whatever its date and status, and the refund rows of earlier nights'
+// files that no local record confirmed (kept with their findings).
+type OrderRefunds struct {
+	Order   LocalRecord
+	Refunds []LocalRecord
+	Earlier []Transaction
 }

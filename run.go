@@ -56,6 +56,9 @@ type Result struct {
 	Counts   map[Category]int
 	Findings []Finding // every finding but matched, in report order
 	Journals []Journal // reversal journals for the AutoReverse findings
+	// Fees are the day's fees by currency: what the rows carry, and what
+	// the channel's contract says they should, where it has one.
+	Fees []FeeTotal
 	// Replay is set when the result is that of an earlier run of the same
 	// file, returned again without redoing the work.
 	Replay bool

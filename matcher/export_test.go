@@ -20,6 +20,7 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 		Kind: rec.Kind, OrderNo: []byte(rec.OrderNo), RefundNo: []byte(rec.RefundNo),
 		ChannelTxnID: []byte(rec.ChannelTxnID), Currency: []byte(rec.Currency), Status: []byte(rec.Status),
 		IdemStatus: []byte(rec.IdemStatus), Amount: rec.Amount, SettledAt: rec.SettledAt,
+		Customer: rec.Customer, HasCustomer: rec.HasCustomer, CreatedAt: rec.CreatedAt,
 	})
 }
 

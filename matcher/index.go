@@ -63,7 +63,8 @@ type row struct {
 	amount, fee                int64
 	at                         int64 // unix nanoseconds
 	line                       int32
-	next                       int32 // the next row of the same key, or -1
+	next                       int32  // the next row of the same key, or -1
+	feeRate                    uint16 // the file's own rate (rateCode); 0 when none
 	cur                        [3]byte
 	kind, status               uint8
 }
@@ -76,11 +77,14 @@ type row struct {
 type localRow struct {
 	amount       int64
 	at           int64  // settled at, unix nanoseconds; 0 when not settled
+	customer     int64  // orders.user_id, when hasCustomer
+	created      int64  // the order's created_at, unix nanoseconds
 	row          int32  // the first row of its key
 	status, idem uint16 // indexes into the matcher's interned words
 	cur          [3]byte
 	kind         uint8
 	noID         bool // its channel id is empty
+	hasCustomer  bool
 }
 
 // localText is the text of a local record that differs from its row's.
@@ -233,6 +237,7 @@ func (m *Matcher) transaction(i int32) reconcile.Transaction {
 		FeeMilli:     r.fee,
 		Status:       statusCodes[r.status],
 		RawKind:      m.arena.str(r.rawKind),
+		FeeRate:      m.feeRate(r),
 		Line:         int(r.line),
 	}
 }
@@ -257,6 +262,9 @@ func (m *Matcher) local(i int32) *reconcile.LocalRecord {
 		Status:       m.words[l.status],
 		ChannelTxnID: m.arena.str(t.id),
 		IdemStatus:   m.words[l.idem],
+		Customer:     l.customer,
+		HasCustomer:  l.hasCustomer,
+		CreatedAt:    m.timeOf(l.created),
 	}
 	rec.SettledAt = m.timeOf(l.at)
 	return rec
@@ -291,4 +299,28 @@ func statusCode(s reconcile.TxnStatus) uint8 {
 		}
 	}
 	return 0
+}
+
+func (m *Matcher) feeRate(r *row) string {
+	if r.feeRate == 0 {
+		return ""
+	}
+	return m.rateWords[r.feeRate-1]
+}
+
+// rateCode is the code of a file's fee rate: a file has a handful, and a
+// file with more than a thousand keeps only the first thousand.
+func (m *Matcher) rateCode(rate string) uint16 {
+	if c, ok := m.rates[rate]; ok {
+		return c
+	}
+	if len(m.rateWords) >= 1000 {
+		return 0
+	}
+	if m.rates == nil {
+		m.rates = map[string]uint16{}
+	}
+	m.rateWords = append(m.rateWords, rate)
+	m.rates[rate] = uint16(len(m.rateWords))
+	return uint16(len(m.rateWords))
 }

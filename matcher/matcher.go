@@ -42,6 +42,13 @@ type Options struct {
 	// the day's end and missing from the day's file is pending, expected
 	// in the next day's file, instead of missing_channel.
 	Grace time.Duration
+	// RefundWindow and PaymentWindow are the duplicate windows of rules 9
+	// and 10: refunds of one order for the same amount settled this close
+	// together, and a customer's orders for the same amount created this
+	// close together, are suspected duplicates. 0 turns the check off.
+	RefundWindow, PaymentWindow time.Duration
+	// Fees is the channel's fee contract; nil, no fee is checked.
+	Fees *reconcile.FeeContract
 	// ExpectRows, when known, sizes the index once for about that many
 	// rows, instead of growing it by doubling: less copying, and no
 	// memory reserved for rows that never come.
@@ -75,6 +82,13 @@ type Matcher struct {
 	others      []reconcile.Transaction
 	prevPending []reconcile.Finding
 	reversed    []reconcile.Finding
+	// orders are what the ledger knows of the orders a refund touches
+	// tonight (AddOrderRefunds); earlierOrders the customers' paid orders
+	// settled on earlier nights (AddEarlierOrder).
+	orders        map[string]*reconcile.OrderRefunds
+	earlierOrders []reconcile.LocalRecord
+	rates         map[string]uint16 // the files' own fee rates, by their code in the row
+	rateWords     []string
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -135,6 +149,9 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	}
 	if tx.RawKind != "" {
 		r.rawKind = m.arena.add(tx.RawKind)
+	}
+	if tx.FeeRate != "" && m.opts.Fees != nil {
+		r.feeRate = m.rateCode(tx.FeeRate) // shown beside the contract's rate
 	}
 	ri := int32(len(m.rows))
 	m.rows = append(m.rows, r)
@@ -223,6 +240,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	l := localRow{
 		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt), row: g.first,
 		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
+		customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
 	}
 	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
 	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)
@@ -330,6 +348,7 @@ type Classification struct {
 	LocalRows   int
 	Counts      map[reconcile.Category]int // every category, zeros included
 	Findings    []reconcile.Finding        // all but matched, in report order
+	Fees        []reconcile.FeeTotal       // the day's fees by currency
 	// Resolved and Escalated are the Refs of earlier pending findings this
 	// file carried, or did not (they are in Findings as missing_channel).
 	Resolved, Escalated []string
@@ -346,6 +365,7 @@ func (c Classification) Result(run reconcile.Run) *reconcile.Result {
 		LocalRows:   c.LocalRows,
 		Counts:      c.Counts,
 		Findings:    c.Findings,
+		Fees:        c.Fees,
 	}
 	res.NumberFindings()
 	return res
@@ -379,6 +399,9 @@ func (m *Matcher) Classify() Classification {
 		g.reversed = reversed[int32(gi)]
 		classify(g, add)
 	}
+	m.refundCases(add)
+	m.customerCases(add)
+	res.Fees = m.fees(add)
 	for i, rec := range m.unseen {
 		switch {
 		case m.unseenSeen[i]:

@@ -1,0 +1,195 @@
+package reconcile
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+	"strings"
+)
+
+// A channel's fee contract says what it may take for a row: a rate of the
+// amount, a fixed part, a minimum and a maximum, rounded one stated way,
+// per kind of row. Everything is exact: rates are kept in billionths,
+// fees in thousandths of a minor unit (Transaction.FeeMilli), and the
+// rounding is done on integers.
+
+// Rounding is how a contract's fee is rounded to its precision.
+type Rounding string
+
+const (
+	RoundHalfUp   Rounding = "half-up"   // 0.5 goes away from zero
+	RoundHalfEven Rounding = "half-even" // 0.5 goes to the even neighbour
+	RoundUp       Rounding = "up"        // any part goes away from zero
+	RoundDown     Rounding = "down"      // any part is dropped
+)
+
+// Roundings lists the rounding words a contract may use.
+var Roundings = []Rounding{RoundHalfUp, RoundHalfEven, RoundUp, RoundDown}
+
+// FeeTerms is the contract for one kind of row. Rate is a fraction of the
+// amount ("0.006" is 0.6 %), in billionths; Fixed, Min and Max are in
+// major units, as decimal strings (empty: none); Places is how many
+// decimals of the major unit the fee is rounded to, -1 for the currency's
+// own (a WeChat Pay bill keeps five).
+type FeeTerms struct {
+	RateNano int64
+	Fixed    string
+	Min, Max string
+	Rounding Rounding
+	Places   int
+	// ReturnsShare, for refunds: the refund gives back the share of the
+	// payment's fee its amount stands for, as a negative fee computed with
+	// the payment's rate and rounding (no fixed part, minimum or maximum).
+	ReturnsShare bool
+}
+
+// FeeContract is a channel's fee contract. A kind without terms is not
+// checked.
+type FeeContract struct {
+	Payment, Refund *FeeTerms
+	// Tolerance is how far, in minor units, a row's fee may be from the
+	// contract's before it is a fee_mismatch.
+	Tolerance int64
+}
+
+// FeeRule is a contract's terms for one kind and currency, ready to be
+// applied to millions of rows without parsing anything again.
+type FeeRule struct {
+	rateNano        int64
+	fixed, min, max int64 // thousandths of a minor unit
+	hasMin, hasMax  bool
+	quantum         int64 // the fee is a multiple of it, in thousandths
+	rounding        Rounding
+	negative        bool // a returned share
+	ToleranceMilli  int64
+	Rate            string // the rate as the contract gives it, for hints
+	Currency        string
+}
+
+// ErrFeeRange is a fee too large to compute exactly.
+var ErrFeeRange = errors.New("fee out of range")
+
+// Rule gives the contract's rule for a kind of row in a currency; ok is
+// false when the contract says nothing of that kind.
+func (c *FeeContract) Rule(kind Kind, currency string) (r FeeRule, ok bool, err error) {
+	if c == nil {
+		return FeeRule{}, false, nil
+	}
+	terms, negative := c.Payment, false
+	if kind == KindRefund {
+		terms = c.Refund
+		if terms != nil && terms.ReturnsShare {
+			if c.Payment == nil {
+				return FeeRule{}, false, fmt.Errorf("a refund returns its share of a payment fee the contract does not state")
+			}
+			share := *c.Payment
+			share.Fixed, share.Min, share.Max = "", "", ""
+			terms, negative = &share, true
+		}
+	}
+	if terms == nil {
+		return FeeRule{}, false, nil
+	}
+	digits, known := CurrencyDigits(currency)
+	if !known {
+		return FeeRule{}, false, fmt.Errorf("%w %s", ErrUnknownCurrency, Quote(currency))
+	}
+	r = FeeRule{rateNano: terms.RateNano, rounding: terms.Rounding, negative: negative,
+		ToleranceMilli: c.Tolerance * 1000, Rate: rateText(terms.RateNano), Currency: currency}
+	places := terms.Places
+	if places < 0 {
+		places = digits
+	}
+	if places > digits+3 {
+		return FeeRule{}, false, fmt.Errorf("fee places %d: %s has %d decimals, and fees are kept to 3 more", places, currency, digits)
+	}
+	r.quantum = pow10(digits + 3 - places)
+	milli := func(s string) (int64, bool, error) {
+		if s == "" {
+			return 0, false, nil
+		}
+		v, err := ParseDecimal(s, digits+3)
+		return v, true, err
+	}
+	if r.fixed, _, err = milli(terms.Fixed); err != nil {
+		return FeeRule{}, false, fmt.Errorf("fixed fee: %w", err)
+	}
+	if r.min, r.hasMin, err = milli(terms.Min); err != nil {
+		return FeeRule{}, false, fmt.Errorf("minimum fee: %w", err)
+	}
+	if r.max, r.hasMax, err = milli(terms.Max); err != nil {
+		return FeeRule{}, false, fmt.Errorf("maximum fee: %w", err)
+	}
+	return r, true, nil
+}
+
+// Fee is the contract's fee for a row of amount minor units, in
+// thousandths of a minor unit: negative for a returned share.
+func (r *FeeRule) Fee(amount int64) (int64, error) {
+	if amount < 0 {
+		amount = -amount
+	}
+	// amount × rate in thousandths of a minor unit is
+	// amount × rateNano × 1000 / 10^9, rounded to a multiple of quantum:
+	// a 128-bit product over one divisor.
+	hi, lo := bits.Mul64(uint64(amount), uint64(r.rateNano))
+	div := uint64(1_000_000 * r.quantum)
+	if hi >= div {
+		return 0, ErrFeeRange
+	}
+	q, rem := bits.Div64(hi, lo, div)
+	switch r.rounding {
+	case RoundUp:
+		if rem > 0 {
+			q++
+		}
+	case RoundHalfUp:
+		if 2*rem >= div {
+			q++
+		}
+	case RoundHalfEven:
+		if 2*rem > div || 2*rem == div && q%2 == 1 {
+			q++
+		}
+	}
+	if q > uint64(1<<62)/uint64(r.quantum) {
+		return 0, ErrFeeRange
+	}
+	fee := int64(q)*r.quantum + r.fixed
+	if r.hasMin && fee < r.min {
+		fee = r.min
+	}
+	if r.hasMax && fee > r.max {
+		fee = r.max
+	}
+	if r.negative {
+		fee = -fee
+	}
+	return fee, nil
+}
+
+// rateText is a rate as a contract would write it: "0.006".
+func rateText(nano int64) string {
+	s := strings.TrimRight(FormatDecimal(nano, 9), "0")
+	return strings.TrimSuffix(s, ".")
+}
+
+func pow10(n int) int64 {
+	v := int64(1)
+	for range n {
+		v *= 10
+	}
+	return v
+}
+
+// FeeTotal is a day's fees in one currency, in thousandths of a minor
+// unit: Charged over every settled row, Expected and Checked over the rows
+// the contract covers (Checked of Rows).
+type FeeTotal struct {
+	Currency          string
+	Rows, Checked     int
+	Charged, Expected int64
+	// ChargedChecked is the part of Charged carried by the checked rows,
+	// which Expected is to be set against.
+	ChargedChecked int64
+}

@@ -1,0 +1,99 @@
+package matcher
+
+import (
+	"fmt"
+	"sort"
+
+	"reconcile"
+)
+
+// Rule 11: where the channel's contract is known (Options.Fees), each
+// settled row's fee is set against the contract's fee for its kind,
+// amount and currency. Every row is looked at, on its index values.
+
+// feeRules caches a contract's rule per kind and currency: a file has a
+// handful of currencies.
+type feeRules struct {
+	contract *reconcile.FeeContract
+	rules    map[[4]byte]*feeRule // kind code, currency
+}
+
+type feeRule struct {
+	reconcile.FeeRule
+	ok  bool
+	err error
+}
+
+func (c *feeRules) rule(kind uint8, cur [3]byte) *feeRule {
+	k := [4]byte{kind, cur[0], cur[1], cur[2]}
+	if r, ok := c.rules[k]; ok {
+		return r
+	}
+	r := &feeRule{}
+	r.FeeRule, r.ok, r.err = c.contract.Rule(kindOf(kind), curString(cur))
+	c.rules[k] = r
+	return r
+}
+
+// fees sums the day's fees by currency and reports each row whose fee is
+// off the contract by more than its tolerance.
+func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
+	totals := map[[3]byte]*reconcile.FeeTotal{}
+	rules := feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
+	for ri := range m.rows {
+		r := &m.rows[ri]
+		if statusCodes[r.status] != reconcile.StatusSuccess {
+			continue
+		}
+		t := totals[r.cur]
+		if t == nil {
+			t = &reconcile.FeeTotal{Currency: curString(r.cur)}
+			totals[r.cur] = t
+		}
+		t.Rows++
+		t.Charged += r.fee
+		if m.opts.Fees == nil {
+			continue
+		}
+		rule := rules.rule(r.kind, r.cur)
+		if !rule.ok {
+			continue
+		}
+		want, err := rule.Fee(r.amount)
+		if err != nil {
+			continue // an amount past 10^16 minor units: no contract's fee is computed for it
+		}
+		t.Checked++
+		t.ChargedChecked += r.fee
+		t.Expected += want
+		if d := r.fee - want; d > rule.ToleranceMilli || -d > rule.ToleranceMilli {
+			add(m.feeMismatch(int32(ri), want, &rule.FeeRule))
+		}
+	}
+	out := make([]reconcile.FeeTotal, 0, len(totals))
+	for _, t := range totals {
+		out = append(out, *t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
+	return out
+}
+
+func (m *Matcher) feeMismatch(ri int32, want int64, rule *reconcile.FeeRule) reconcile.Finding {
+	tx := m.transaction(ri)
+	f := fromRow(tx, nil)
+	f.Category = reconcile.FeeMismatch
+	f.FeeMilli, f.ExpectedFeeMilli = tx.FeeMilli, want
+	digits, _ := reconcile.CurrencyDigits(tx.Currency)
+	fee := func(milli int64) string { return reconcile.FormatDecimal(milli, digits+3) + " " + tx.Currency }
+	what := "payment for order " + tx.OrderNo
+	if tx.Kind == reconcile.KindRefund {
+		what = "refund " + tx.RefundNo
+	}
+	rate := ""
+	if tx.FeeRate != "" {
+		rate = fmt.Sprintf(" (the file says its rate is %s)", reconcile.Quote(tx.FeeRate))
+	}
+	f.Hint = fmt.Sprintf("The channel took a fee of %s on the %s (%s)%s; the contract (rate %s) says %s: %s apart.",
+		fee(tx.FeeMilli), what, money(tx.Amount, tx.Currency), rate, rule.Rate, fee(want), fee(tx.FeeMilli-want))
+	return f
+}

@@ -1,0 +1,379 @@
+package matcher_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"reconcile"
+	"reconcile/matcher"
+)
+
+// The rules of money that moved twice under new keys (8 to 11), each with
+// its near misses. A night is what one run sees: tonight's rows, and the
+// local tables whole, of which it is handed what the ledger would hand
+// it.
+
+// when is a time in Shanghai: "2026-11-28 09:00:00.000".
+func when(s string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05.000", s, shanghai)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+type night struct {
+	date    string
+	opts    matcher.Options
+	rows    []reconcile.Transaction
+	orders  []reconcile.LocalRecord // every order of the local tables
+	refunds []reconcile.LocalRecord // every refund, whatever its date
+	earlier []reconcile.Transaction // refund rows of earlier nights that no local record confirmed
+}
+
+func (n night) classify(t *testing.T) matcher.Classification {
+	t.Helper()
+	d, err := reconcile.NewBusinessDay(n.date, shanghai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := matcher.New(d, n.opts)
+	keys := map[string]bool{}
+	for _, r := range n.rows {
+		m.AddRow(r)
+		keys[string(r.Kind)+r.Key()] = true
+	}
+	// The day's window, and the records of tonight's keys.
+	for _, rec := range append(slices.Clone(n.orders), n.refunds...) {
+		if d.Contains(rec.SettledAt) || keys[string(rec.Kind)+rec.Key()] {
+			m.AddLocal(rec)
+		}
+	}
+	// The orders a refund touches: the ledger answers for the day's
+	// refunds' orders and for those it is asked about.
+	touched := map[string]bool{}
+	for _, o := range m.RefundOrders() {
+		touched[o] = true
+	}
+	for _, r := range n.refunds {
+		if d.Contains(r.SettledAt) {
+			touched[r.OrderNo] = true
+		}
+	}
+	for _, o := range n.orders {
+		if !touched[o.OrderNo] {
+			continue
+		}
+		or := reconcile.OrderRefunds{Order: o}
+		for _, r := range n.refunds {
+			if r.OrderNo == o.OrderNo {
+				or.Refunds = append(or.Refunds, r)
+			}
+		}
+		for _, r := range n.earlier {
+			if r.OrderNo == o.OrderNo {
+				or.Earlier = append(or.Earlier, r)
+			}
+		}
+		m.AddOrderRefunds(or)
+	}
+	// A customer's orders settled on earlier nights near tonight's early
+	// ones, as the ledger finds them.
+	for _, e := range m.EarlyOrders() {
+		for _, o := range n.orders {
+			apart := o.CreatedAt.Sub(e.CreatedAt).Abs()
+			if o.HasCustomer && o.Customer == e.Customer && o.OrderNo != e.OrderNo && apart <= n.opts.PaymentWindow &&
+				o.Settled() && o.SettledAt.Before(d.Start()) {
+				m.AddEarlierOrder(o)
+			}
+		}
+	}
+	return m.Classify()
+}
+
+func paidOrder(no string, amount int64, paid string) reconcile.LocalRecord {
+	return reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: no, Amount: amount, Currency: "CNY",
+		Status: reconcile.OrderPaid, SettledAt: when(paid), CreatedAt: when(paid).Add(-time.Second), ChannelTxnID: "T" + no}
+}
+
+func customerOrder(no string, customer, amount int64, created string) reconcile.LocalRecord {
+	o := paidOrder(no, amount, created)
+	o.CreatedAt, o.SettledAt = when(created), when(created).Add(2*time.Second)
+	o.Customer, o.HasCustomer = customer, true
+	return o
+}
+
+func paidRefund(order, no string, amount int64, at string) reconcile.LocalRecord {
+	return reconcile.LocalRecord{Kind: reconcile.KindRefund, OrderNo: order, RefundNo: no, Amount: amount, Currency: "CNY",
+		Status: reconcile.RefundSucceeded, SettledAt: when(at), ChannelTxnID: "RT" + no}
+}
+
+// rowOf is the channel's row of a local record.
+func rowOf(rec reconcile.LocalRecord) reconcile.Transaction {
+	return reconcile.Transaction{Kind: rec.Kind, OrderNo: rec.OrderNo, RefundNo: rec.RefundNo, ChannelTxnID: rec.ChannelTxnID,
+		Amount: rec.Amount, Currency: rec.Currency, OccurredAt: rec.SettledAt, Status: reconcile.StatusSuccess}
+}
+
+func rowsOf(recs ...reconcile.LocalRecord) []reconcile.Transaction {
+	var out []reconcile.Transaction
+	for _, r := range recs {
+		out = append(out, rowOf(r))
+	}
+	return out
+}
+
+var windows = matcher.Options{RefundWindow: 24 * time.Hour, PaymentWindow: 10 * time.Minute}
+
+func TestNewKeys(t *testing.T) {
+	xk1 := paidOrder("XK1", 10000, "2026-11-27 20:00:00.000")
+	r30 := paidRefund("XK1", "XR1", 3000, "2026-11-28 10:00:00.000")
+	r70 := paidRefund("XK1", "XR2", 7000, "2026-11-28 11:00:00.000")
+	r50a := paidRefund("XK1", "XR1", 5000, "2026-11-28 10:00:00.000")
+	r50b := paidRefund("XK1", "XR2", 5000, "2026-11-28 15:00:00.000")
+	r100a := paidRefund("XK1", "XR1", 10000, "2026-11-28 10:00:00.000")
+	r100b := paidRefund("XK1", "XR2", 10000, "2026-11-28 10:05:00.000")
+	yesterday100 := paidRefund("XK1", "XR1", 10000, "2026-11-27 21:00:00.000")
+	tomorrow100 := paidRefund("XK1", "XR2", 10000, "2026-11-29 09:00:00.000")
+	usd := paidRefund("XK1", "XR2", 10000, "2026-11-28 10:05:00.000")
+	usd.Currency = "USD"
+	late50 := paidRefund("XK1", "XR2", 5000, "2026-11-29 11:00:00.000") // 25 h after r50a
+
+	xk2 := customerOrder("XK2", 9, 5000, "2026-11-28 12:00:00.000")
+	xk3 := customerOrder("XK3", 9, 5000, "2026-11-28 12:00:00.040")
+	xk3late := customerOrder("XK3", 9, 5000, "2026-11-28 12:11:00.000")
+	xk3usd := customerOrder("XK3", 9, 5000, "2026-11-28 12:00:00.040")
+	xk3usd.Currency = "USD"
+	other := customerOrder("XK3", 10, 5000, "2026-11-28 12:00:00.040")
+	noCustomer := func(o reconcile.LocalRecord) reconcile.LocalRecord { o.HasCustomer, o.Customer = false, 0; return o }
+	beforeMidnight := customerOrder("XK2", 9, 5000, "2026-11-28 23:59:58.000")
+	afterMidnight := customerOrder("XK3", 9, 5000, "2026-11-29 00:00:01.000")
+	beforeMidnight.SettledAt = when("2026-11-28 23:59:59.000")
+
+	tests := []struct {
+		name  string
+		night night
+		want  []brief // every finding, in report order
+		hint  string  // a phrase of the first finding's hint
+	}{
+		{
+			name: "30 + 70 of 100",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r30, r70),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r30, r70}},
+		},
+		{
+			name: "50 + 50 of 100 within the window",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r50a, r50b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r50a, r50b}},
+			want: []brief{{reconcile.SuspectedDuplicateRefund, "RTXR2XR2", false}},
+			hint: "Refund XR2 of order XK1 (50.00 CNY) settled 5h0m0s after refund XR1",
+		},
+		{
+			name: "50 + 50 of 100, 25 hours apart",
+			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(late50),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r50a, late50}},
+		},
+		{
+			name: "50 + 50 with the refund window off",
+			night: night{date: "2026-11-28", opts: matcher.Options{PaymentWindow: 10 * time.Minute}, rows: rowsOf(r50a, r50b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r50a, r50b}},
+		},
+		{
+			name: "100 + 100 of 100 is over, not suspected",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, r100b}},
+			want: []brief{{reconcile.OverRefund, "RTXR2XR2", false}},
+			hint: "Order XK1 was paid 100.00 CNY and has been refunded 200.00 CNY in 2 refunds: 100.00 CNY more than was paid",
+		},
+		{
+			name: "100 + 100, the second refund the channel's alone",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a}},
+			want: []brief{{reconcile.MissingLocal, "RTXR2XR2", false}, {reconcile.OverRefund, "RTXR2XR2", false}},
+		},
+		{
+			name: "100 + 100, the first refund remembered from an earlier night, ours unknown",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100b}, earlier: rowsOf(yesterday100)},
+			want: []brief{{reconcile.OverRefund, "RTXR2XR2", false}},
+		},
+		{
+			name: "the first night of a second refund on the next: nothing yet",
+			night: night{date: "2026-11-27", opts: windows, rows: rowsOf(xk1, yesterday100),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100}},
+		},
+		{
+			name: "the second refund on the next night: over, found by D+1",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100b),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b}},
+			want: []brief{{reconcile.OverRefund, "RTXR2XR2", false}},
+		},
+		{
+			name: "the night after the crossing: not reported again",
+			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(tomorrow100),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b, tomorrow100}},
+		},
+		{
+			name: "a refund in another currency is not added to the order's",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, usd),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, usd}},
+		},
+		{
+			name: "a refund of an order we have no record of is missing_local, as before",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100b)},
+			want: []brief{{reconcile.MissingLocal, "RTXR1XR1", false}, {reconcile.MissingLocal, "RTXR2XR2", false}},
+		},
+		{
+			name: "the same customer pays twice, 40 ms apart",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(xk2, xk3),
+				orders: []reconcile.LocalRecord{xk2, xk3}},
+			want: []brief{{reconcile.SuspectedDuplicatePayment, "TXK3XK3", false}},
+			hint: "Customer 9 paid 50.00 CNY twice, 2 orders 40 ms apart: XK2 and then XK3",
+		},
+		{
+			name: "the same customer and amount, 11 minutes apart",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(xk2, xk3late),
+				orders: []reconcile.LocalRecord{xk2, xk3late}},
+		},
+		{
+			name: "the same customer and amount in another currency",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(xk2, xk3usd),
+				orders: []reconcile.LocalRecord{xk2, xk3usd}},
+		},
+		{
+			name: "two customers",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(xk2, other),
+				orders: []reconcile.LocalRecord{xk2, other}},
+		},
+		{
+			name: "no customer column: the check is off",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(noCustomer(xk2), noCustomer(xk3)),
+				orders: []reconcile.LocalRecord{noCustomer(xk2), noCustomer(xk3)}},
+		},
+		{
+			name: "the payment window off",
+			night: night{date: "2026-11-28", opts: matcher.Options{RefundWindow: time.Hour}, rows: rowsOf(xk2, xk3),
+				orders: []reconcile.LocalRecord{xk2, xk3}},
+		},
+		{
+			name: "one order not settled by the channel",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(xk2),
+				orders: []reconcile.LocalRecord{xk2, xk3}},
+			want: []brief{{reconcile.MissingChannel, "XK3", false}},
+		},
+		{
+			name: "across midnight, the night before: nothing yet",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(beforeMidnight),
+				orders: []reconcile.LocalRecord{beforeMidnight}},
+		},
+		{
+			name: "across midnight: D+1's run finds it",
+			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(afterMidnight),
+				orders: []reconcile.LocalRecord{beforeMidnight, afterMidnight}},
+			want: []brief{{reconcile.SuspectedDuplicatePayment, "TXK3XK3", false}},
+			hint: "2 orders 3 s apart",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := tt.night.classify(t)
+			if got := briefs(res.Findings); !slices.Equal(got, tt.want) {
+				t.Fatalf("findings = %v, want %v", got, tt.want)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint = %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+			for _, f := range res.Findings {
+				if f.AutoReverse {
+					t.Errorf("%s was made automatic", f.Category)
+				}
+			}
+		})
+	}
+}
+
+func TestFees(t *testing.T) {
+	contract := func(tolerance int64) *reconcile.FeeContract {
+		return &reconcile.FeeContract{
+			Payment:   &reconcile.FeeTerms{RateNano: 6_000_000, Rounding: reconcile.RoundHalfUp, Places: -1},
+			Refund:    &reconcile.FeeTerms{ReturnsShare: true},
+			Tolerance: tolerance,
+		}
+	}
+	withFee := func(tx reconcile.Transaction, milli int64, rate string) reconcile.Transaction {
+		tx.FeeMilli, tx.FeeRate = milli, rate
+		return tx
+	}
+	o := paidOrder("F1", 10000, "2026-11-28 09:00:00.000")
+	r := paidRefund("F1", "FR1", 5000, "2026-11-28 10:00:00.000")
+	tests := []struct {
+		name      string
+		contract  *reconcile.FeeContract
+		rows      []reconcile.Transaction
+		want      []brief
+		hint      string
+		charged   int64
+		expected  int64
+		checkRows int
+	}{
+		{
+			name:     "as the contract says",
+			contract: contract(0),
+			rows:     []reconcile.Transaction{withFee(rowOf(o), 60_000, "0.60%"), withFee(rowOf(r), -30_000, "")},
+			charged:  30_000, expected: 30_000, checkRows: 2,
+		},
+		{
+			name:     "one minor unit off, tolerance 0",
+			contract: contract(0),
+			rows:     []reconcile.Transaction{withFee(rowOf(o), 61_000, "0.61%"), withFee(rowOf(r), -30_000, "")},
+			want:     []brief{{reconcile.FeeMismatch, "TF1F1", false}},
+			hint:     `fee of 0.61000 CNY on the payment for order F1 (100.00 CNY) (the file says its rate is "0.61%"); the contract (rate 0.006) says 0.60000 CNY: 0.01000 CNY apart`,
+			charged:  31_000, expected: 30_000, checkRows: 2,
+		},
+		{
+			name:     "one minor unit off, tolerance 1",
+			contract: contract(1),
+			rows:     []reconcile.Transaction{withFee(rowOf(o), 61_000, ""), withFee(rowOf(r), -30_000, "")},
+			charged:  31_000, expected: 30_000, checkRows: 2,
+		},
+		{
+			name:     "a refund that did not give its share back",
+			contract: contract(0),
+			rows:     []reconcile.Transaction{withFee(rowOf(o), 60_000, ""), withFee(rowOf(r), 0, "")},
+			want:     []brief{{reconcile.FeeMismatch, "RTFR1FR1", false}},
+			charged:  60_000, expected: 30_000, checkRows: 2,
+		},
+		{
+			name:    "no contract: no check, the fees still summed",
+			rows:    []reconcile.Transaction{withFee(rowOf(o), 99_000, ""), withFee(rowOf(r), 0, "")},
+			charged: 99_000,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := windows
+			opts.Fees = tt.contract
+			res := night{date: "2026-11-28", opts: opts, rows: tt.rows,
+				orders: []reconcile.LocalRecord{o}, refunds: []reconcile.LocalRecord{r}}.classify(t)
+			if got := briefs(res.Findings); !slices.Equal(got, tt.want) {
+				t.Fatalf("findings = %v, want %v", got, tt.want)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint = %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+			if len(res.Fees) != 1 {
+				t.Fatalf("fees = %+v, want one currency", res.Fees)
+			}
+			got := res.Fees[0]
+			if got.Charged != tt.charged || got.Expected != tt.expected || got.Checked != tt.checkRows || got.Rows != 2 {
+				t.Errorf("fees = %+v, want charged %d, expected %d over %d of 2 rows", got, tt.charged, tt.expected, tt.checkRows)
+			}
+			for _, f := range res.Findings {
+				if f.AtRisk() != 1 && f.FeeMilli-f.ExpectedFeeMilli == 1000 {
+					t.Errorf("at risk %d, want 1", f.AtRisk())
+				}
+			}
+		})
+	}
+}

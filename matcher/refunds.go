@@ -1,0 +1,284 @@
+package matcher
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"reconcile"
+)
+
+// Rules 8 and 9 look at an order, not a key: every refund of it that
+// either side says succeeded, tonight's, earlier nights' and the local
+// ones of any date, by refund number. The run asks the ledger about the
+// orders a refund touches tonight (RefundOrders, AddOrderRefunds); the
+// ledger answers for the orders where something can be wrong (more than
+// one refund, or one larger than the order), and for every order of a
+// refund row tonight that the day's local records did not hold.
+
+// RefundOrders returns the orders of tonight's refund rows whose local
+// refund is not one of the day's records: refunds the ledger cannot find
+// through the day's window, whose orders it must be asked about by name.
+func (m *Matcher) RefundOrders() []string {
+	m.flush()
+	seen := map[string]bool{}
+	var out []string
+	for gi := range m.groups {
+		g := &m.groups[gi]
+		if g.kind != refundCode {
+			continue
+		}
+		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) {
+			continue
+		}
+		order := m.arena.str(m.rows[g.first].order)
+		if order != "" && !seen[order] {
+			seen[order] = true
+			out = append(out, order)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// AddOrderRefunds takes what the ledger knows of an order a refund
+// touches tonight.
+func (m *Matcher) AddOrderRefunds(o reconcile.OrderRefunds) {
+	if m.orders == nil {
+		m.orders = map[string]*reconcile.OrderRefunds{}
+	}
+	m.orders[o.Order.OrderNo] = &o
+}
+
+// refundSeen is one refund of an order as both sides know it.
+type refundSeen struct {
+	no, id   string
+	amount   int64
+	currency string
+	at       time.Time // when it settled: the channel's time, else ours
+	line     int
+	channel  bool // a row of a file says it succeeded
+	local    bool // our record is SUCCEEDED
+	tonight  bool // tonight's file has it
+	before   bool // known before tonight: an earlier night's row, or our record of an earlier date
+	ourDay   bool // our record is of tonight's date
+}
+
+// counted reports whether the refund is part of the refunded total.
+func (r *refundSeen) counted() bool { return r.channel || r.local }
+
+// fresh reports whether tonight is the first night the refund is known:
+// a case it is part of is reported tonight, and on no other night.
+func (r *refundSeen) fresh() bool { return !r.before && (r.tonight || r.ourDay) }
+
+// refundCases applies rules 8 and 9 to the orders the ledger told about.
+func (m *Matcher) refundCases(add func(reconcile.Finding)) {
+	if len(m.orders) == 0 {
+		return
+	}
+	tonight := map[string][]reconcile.Transaction{}
+	for gi := range m.groups {
+		g := &m.groups[gi]
+		if g.kind != refundCode {
+			continue
+		}
+		order := m.arena.bytes(m.rows[g.first].order)
+		if _, ok := m.orders[string(order)]; !ok {
+			continue
+		}
+		for ri := g.first; ri >= 0; ri = m.rows[ri].next {
+			tonight[string(order)] = append(tonight[string(order)], m.transaction(ri))
+		}
+	}
+	for _, o := range m.orders {
+		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo]) {
+			add(f)
+		}
+	}
+}
+
+// orderRefunds applies rules 8 and 9 to one order: rows are tonight's
+// refund rows of it.
+func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.OrderRefunds, rows []reconcile.Transaction) []reconcile.Finding {
+	refunds := seenRefunds(day, o, rows)
+	order := o.Order
+	var total, before int64
+	var counted []*refundSeen
+	for _, r := range refunds {
+		if !r.counted() || r.currency != order.Currency {
+			continue
+		}
+		counted = append(counted, r)
+		total += r.amount
+		if !r.fresh() {
+			before += r.amount
+		}
+	}
+	if total > order.Amount && before <= order.Amount {
+		return []reconcile.Finding{overRefund(o, counted, total)}
+	}
+	if window <= 0 {
+		return nil
+	}
+	var out []reconcile.Finding
+	for j, later := range counted {
+		for i := j - 1; i >= 0; i-- {
+			earlier := counted[i]
+			if later.at.Sub(earlier.at) > window {
+				break
+			}
+			if earlier.amount == later.amount && (earlier.fresh() || later.fresh()) {
+				out = append(out, suspectedRefund(o, earlier, later))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// seenRefunds merges what the two sides know of an order's refunds, by
+// refund number, in the order they settled.
+func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []reconcile.Transaction) []*refundSeen {
+	byNo := map[string]*refundSeen{}
+	get := func(no string) *refundSeen {
+		r := byNo[no]
+		if r == nil {
+			r = &refundSeen{no: no}
+			byNo[no] = r
+		}
+		return r
+	}
+	// A channel's row settles the amount and the time: it is what moved.
+	fromRow := func(tx reconcile.Transaction, r *refundSeen) {
+		if tx.Status != reconcile.StatusSuccess || r.channel && !tx.OccurredAt.Before(r.at) {
+			return
+		}
+		r.channel, r.amount, r.currency, r.at, r.id, r.line = true, tx.Amount, tx.Currency, tx.OccurredAt, tx.ChannelTxnID, tx.Line
+	}
+	for _, tx := range o.Earlier {
+		r := get(tx.RefundNo)
+		r.before = true
+		fromRow(tx, r)
+	}
+	for _, tx := range rows {
+		r := get(tx.RefundNo)
+		r.tonight = true
+		fromRow(tx, r)
+	}
+	for _, rec := range o.Refunds {
+		r := get(rec.RefundNo)
+		switch {
+		case rec.SettledAt.IsZero():
+		case rec.SettledAt.Before(day.Start()):
+			r.before = true
+		case day.Contains(rec.SettledAt):
+			r.ourDay = true
+		}
+		if rec.Status != reconcile.RefundSucceeded {
+			continue
+		}
+		r.local = true
+		if !r.channel {
+			r.amount, r.currency, r.at = rec.Amount, rec.Currency, rec.SettledAt
+			if r.id == "" {
+				r.id = rec.ChannelTxnID
+			}
+		}
+	}
+	out := make([]*refundSeen, 0, len(byNo))
+	for _, r := range byNo {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].at.Equal(out[j].at) {
+			return out[i].at.Before(out[j].at)
+		}
+		return out[i].no < out[j].no
+	})
+	return out
+}
+
+// overRefund is rule 8's finding: about the order, named by the last
+// refund that is new tonight, the one that took the total past the
+// amount.
+func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) reconcile.Finding {
+	order := o.Order
+	var last *refundSeen
+	for _, r := range refunds {
+		if r.fresh() {
+			last = r
+		}
+	}
+	f := reconcile.Finding{
+		Category: reconcile.OverRefund, Kind: reconcile.KindRefund,
+		OrderNo: order.OrderNo, RefundNo: last.no, ChannelTxnID: last.id, OccurredAt: last.at, Line: last.line,
+		HasChannel: true, ChannelAmount: total, Currency: order.Currency, ChannelStatus: reconcile.StatusSuccess,
+		HasLocal: true, LocalAmount: order.Amount, LocalCurrency: order.Currency, LocalStatus: order.Status,
+		LocalTxnID: order.ChannelTxnID,
+	}
+	for _, r := range refunds {
+		f.Related = append(f.Related, r.describe())
+	}
+	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %d refunds: %s more than was paid. Refund %s took it past the order's amount.",
+		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), len(refunds),
+		money(total-order.Amount, order.Currency), last.no)
+	return f
+}
+
+// suspectedRefund is rule 9's finding: about the later refund, naming
+// the earlier one.
+func suspectedRefund(o *reconcile.OrderRefunds, earlier, later *refundSeen) reconcile.Finding {
+	f := reconcile.Finding{
+		Category: reconcile.SuspectedDuplicateRefund, Kind: reconcile.KindRefund,
+		OrderNo: o.Order.OrderNo, RefundNo: later.no, ChannelTxnID: later.id, OriginalTxnID: earlier.id,
+		OccurredAt: later.at, Line: later.line,
+		HasChannel: later.channel, ChannelAmount: later.amount, Currency: later.currency,
+		Related: []string{earlier.describe()},
+	}
+	if later.channel {
+		f.ChannelStatus = reconcile.StatusSuccess
+	}
+	if later.local {
+		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus = true, later.amount, later.currency, reconcile.RefundSucceeded
+	}
+	f.Hint = fmt.Sprintf("Refund %s of order %s (%s) settled %s after refund %s of the same amount: the same refund again under another number? Approve to reverse this one.",
+		later.no, o.Order.OrderNo, money(later.amount, later.currency), gap(later.at.Sub(earlier.at)), earlier.no)
+	return f
+}
+
+// describe is one line of a case's Related column.
+func (r *refundSeen) describe() string {
+	var b strings.Builder
+	b.WriteString("refund " + r.no)
+	if r.id != "" {
+		b.WriteString(", channel id " + r.id)
+	}
+	b.WriteString(", " + money(r.amount, r.currency))
+	if !r.at.IsZero() {
+		b.WriteString(", " + r.at.Format("2006-01-02 15:04:05"))
+	}
+	switch {
+	case r.channel && r.local:
+		b.WriteString(", both sides")
+	case r.channel:
+		b.WriteString(", the channel's file only")
+	default:
+		b.WriteString(", our records only")
+	}
+	return b.String()
+}
+
+// gap says how far apart two times are, in the unit a person would use.
+func gap(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	default:
+		return d.Round(time.Minute).String()
+	}
+}

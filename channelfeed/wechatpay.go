@@ -37,6 +37,7 @@ const (
 	wxRechargeRefund = "充值券退款金额"
 	wxRefundState    = "退款状态"
 	wxFee            = "手续费"
+	wxRate           = "费率"
 	wxOrderAmount    = "订单金额"
 	wxRefundApplied  = "申请退款金额"
 	wxCount          = "总交易单数"
@@ -104,7 +105,7 @@ type wxBill struct {
 	// the wxSums entries of the amount columns: looked up once in the
 	// header rather than by name on every row.
 	iTime, iTxnID, iOrderNo, iState, iCurrency int
-	iRefundNo, iRefundID, iRefundState         int
+	iRefundNo, iRefundID, iRefundState, iRate  int
 	kPay, kRefund, kFee                        int
 	fields                                     []string // reused by every row
 
@@ -378,6 +379,7 @@ func (b *wxBill) indexColumns() {
 	b.iTime, b.iTxnID, b.iOrderNo = b.index(wxTime), b.index(wxTxnID), b.index(wxOrderNo)
 	b.iState, b.iCurrency = b.index(wxState), b.index(wxCurrency)
 	b.iRefundNo, b.iRefundID, b.iRefundState = b.index(wxRefundNo), b.index(wxRefundID), b.index(wxRefundState)
+	b.iRate = b.index(wxRate)
 }
 
 // index is the field index of a canonical column, -1 when absent.
@@ -454,6 +456,7 @@ func (b *wxBill) row(s string, line int) (t reconcile.Transaction, err error) {
 		return t, err
 	}
 	t.FeeMilli = wxAmount(&vals, b.kFee)
+	t.FeeRate = wxField(f, b.iRate)
 	err = b.classify(&t, f, &vals, line)
 	return t, err
 }

@@ -102,6 +102,14 @@ type Channel struct {
 	// RowWindow bounds the times of the rows of day D's file: a row dated
 	// outside stops the file (defaults: 400 days before D, 2 days after).
 	RowWindow *RowWindow `json:"row_window,omitempty"`
+	// DuplicateWindow sets how close together a repeated refund or payment
+	// under a new number is suspected (defaults 24h and 10m).
+	DuplicateWindow *DuplicateWindow `json:"duplicate_window,omitempty"`
+	// Fee is the channel's fee contract; without one no fee is checked.
+	Fee *FeeContract `json:"fee,omitempty"`
+	// FeeTolerance is how many minor units a row's fee may be off the
+	// contract's before it is a fee_mismatch (default 0).
+	FeeTolerance int64 `json:"fee_tolerance,omitempty"`
 }
 
 // RowWindow is how far from its business date a row of a settlement file
@@ -322,6 +330,7 @@ func (ch Channel) problems(at, where string) []error {
 			errs = append(errs, fieldErrorf(at+".row_window.days_after", "%s: row_window.days_after %d: want 1 to 366 (0 for the default, %d)", where, w.DaysAfter, defaultDaysAfter))
 		}
 	}
+	errs = append(errs, ch.feeProblems(at, where)...)
 	switch {
 	case ch.Format == "mapped" && ch.Mapping == nil:
 		errs = append(errs, fieldErrorf(at+".format", "%s: format mapped needs a \"mapping\"", where))

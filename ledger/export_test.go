@@ -7,9 +7,9 @@ import (
 )
 
 // The local-records queries, exposed to the plan test.
-const (
-	WindowSQL = windowSQL
-	KeysSQL   = keysSQL
+var (
+	WindowSQL = windowSQL(true, false)
+	KeysSQL   = keysSQL(true)
 )
 
 // InterpretError is interpretError, for its test.

@@ -18,42 +18,85 @@ import (
 // Sending every key of a file of millions of rows as an array would cost
 // more than the whole window.
 
-// localColumns are the columns both queries return, in scan order.
-const orderColumns = `'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, coalesce(i.status, '')
+// The queries return, in scan order: kind, order and refund numbers,
+// amount, currency, status, channel id, settled at, idempotency status,
+// and for orders the customer and the creation time (NULL for refunds,
+// and for orders when the local tables have no customer: see
+// HasCustomers).
+
+// customerColumns are an order's customer columns, or NULLs.
+func customerColumns(customers bool) string {
+	if customers {
+		return "o.user_id, o.created_at"
+	}
+	return "NULL::bigint, NULL::timestamptz"
+}
+
+const noCustomer = "NULL::bigint, NULL::timestamptz"
+
+func orderColumns(customers bool) string {
+	return `'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
+       coalesce(o.channel_txn_id, ''), o.paid_at, coalesce(i.status, ''), ` + customerColumns(customers) + `
   FROM orders o
   LEFT JOIN idempotency_records i ON i.scope = 'payment' AND i.idem_key = o.order_no`
+}
 
 const refundColumns = `'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, coalesce(i.status, '')
+       coalesce(r.channel_refund_id, ''), r.refunded_at, coalesce(i.status, ''), ` + noCustomer + `
   FROM refunds r
   LEFT JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = r.refund_no`
 
-// windowSQL: $1 channel, $2 day start, $3 day end. It leaves the
-// idempotency status out: joining a million idempotency records costs
-// about as much as reading the window, and the status matters only for the
-// few keys that do not simply match (see IdemStatuses).
-const windowSQL = `
+// windowSQL: $1 channel, $2 day start, $3 day end; for a shard, $4 shards
+// and $5 this one. It leaves the idempotency status out: joining a
+// million idempotency records costs about as much as reading the window,
+// and the status matters only for the few keys that do not simply match
+// (see IdemStatuses).
+func windowSQL(customers, sharded bool) string {
+	orderShard, refundShard := "", ""
+	if sharded {
+		orderShard = "\n   AND " + shardSQL("o.order_no", "$4::bigint") + " = $5"
+		refundShard = "\n   AND " + shardSQL("r.refund_no", "$4::bigint") + " = $5"
+	}
+	return `
 SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, ''
+       coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
   FROM orders o
- WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3
+ WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3` + orderShard + `
 UNION ALL
 SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, ''
+       coalesce(r.channel_refund_id, ''), r.refunded_at, '', ` + noCustomer + `
   FROM refunds r
- WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3`
+ WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3` + refundShard
+}
 
 // keysSQL: $1 order keys, $2 refund keys, $3 channel, $4 day start, $5 day
 // end. A record of the window is left out: the window query returned it.
-const keysSQL = `
-SELECT ` + orderColumns + `
+func keysSQL(customers bool) string {
+	return `
+SELECT ` + orderColumns(customers) + `
  WHERE o.order_no = ANY($1::text[])
    AND NOT coalesce(o.channel = $3 AND o.paid_at >= $4 AND o.paid_at < $5, false)
 UNION ALL
 SELECT ` + refundColumns + `
  WHERE r.refund_no = ANY($2::text[])
    AND NOT coalesce(r.channel = $3 AND r.refunded_at >= $4 AND r.refunded_at < $5, false)`
+}
+
+// HasCustomers reports whether the local orders carry the customer
+// (orders.user_id) and the time each was created (orders.created_at),
+// which the same payment again under another order is found by. The
+// reference schema has both; a deployment's view may leave them out, and
+// the check is then off.
+func (db *DB) HasCustomers(ctx context.Context) (bool, error) {
+	var n int
+	err := db.pool.QueryRow(ctx, `
+SELECT count(*) FROM pg_attribute
+ WHERE attrelid = to_regclass('orders') AND attname IN ('user_id', 'created_at') AND NOT attisdropped`).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("look for orders.user_id: %w", interpretError(err))
+	}
+	return n == 2, nil
+}
 
 // IdemStatuses streams the status of the idempotency records of the given
 // order keys (scope payment) and refund keys (scope refund) that have one.
@@ -100,25 +143,15 @@ SELECT scope, idem_key, status FROM idempotency_records
 // Their IdemStatus is empty: ask IdemStatuses for the keys that need it.
 func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
 	fn func(*reconcile.LocalRow) error) (int, error) {
-	if shard.Whole() {
-		return db.streamLocal(ctx, channel, day, windowSQL, fn, channel, day.Start(), day.End())
+	customers, err := db.HasCustomers(ctx)
+	if err != nil {
+		return 0, err
 	}
-	return db.streamLocal(ctx, channel, day, shardWindowSQL, fn, channel, day.Start(), day.End(), shard.Count, shard.Index)
+	if shard.Whole() {
+		return db.streamLocal(ctx, channel, day, windowSQL(customers, false), fn, channel, day.Start(), day.End())
+	}
+	return db.streamLocal(ctx, channel, day, windowSQL(customers, true), fn, channel, day.Start(), day.End(), shard.Count, shard.Index)
 }
-
-// shardWindowSQL is windowSQL for one shard: $4 shards, $5 this one.
-var shardWindowSQL = `
-SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, ''
-  FROM orders o
- WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3
-   AND ` + shardSQL("o.order_no", "$4::bigint") + ` = $5
-UNION ALL
-SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, ''
-  FROM refunds r
- WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
-   AND ` + shardSQL("r.refund_no", "$4::bigint") + ` = $5`
 
 // LoadKeys streams the records with the given keys that are not in the
 // day's window of the channel: what a run adds to the window (LoadWindow)
@@ -136,7 +169,11 @@ func (db *DB) LoadKeys(ctx context.Context, channel string, day reconcile.Busine
 	if refundKeys == nil {
 		refundKeys = []string{}
 	}
-	return db.streamLocal(ctx, channel, day, keysSQL, fn, orderKeys, refundKeys, channel, day.Start(), day.End())
+	customers, err := db.HasCustomers(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return db.streamLocal(ctx, channel, day, keysSQL(customers), fn, orderKeys, refundKeys, channel, day.Start(), day.End())
 }
 
 // pgEpoch is where PostgreSQL's binary timestamps count from.
@@ -161,7 +198,7 @@ func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.Bus
 	var r reconcile.LocalRow
 	for rows.Next() {
 		v := rows.RawValues()
-		if len(v) != 9 || len(v[3]) != 8 {
+		if len(v) != 11 || len(v[3]) != 8 {
 			return n, fmt.Errorf("load local records of %s %s: unexpected row shape", channel, day)
 		}
 		if string(v[0]) == "refund" {
@@ -175,6 +212,14 @@ func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.Bus
 		if len(v[7]) == 8 {
 			us := int64(binary.BigEndian.Uint64(v[7]))
 			r.SettledAt = pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
+		}
+		r.Customer, r.HasCustomer, r.CreatedAt = 0, false, time.Time{}
+		if len(v[9]) == 8 {
+			r.Customer, r.HasCustomer = int64(binary.BigEndian.Uint64(v[9])), true
+		}
+		if len(v[10]) == 8 {
+			us := int64(binary.BigEndian.Uint64(v[10]))
+			r.CreatedAt = pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
 		}
 		n++
 		if err := fn(&r); err != nil {

@@ -39,7 +39,7 @@ INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES
 func TestLoadLocal(t *testing.T) {
 	ctx := context.Background()
 	db, _ := ledgertest.DB(t)
-	if err := db.Exec(ctx, localFixture); err != nil {
+	if err := db.Exec(ctx, localFixture+`UPDATE orders SET user_id = 42, created_at = '2026-11-28 23:58:00+08' WHERE order_no = 'O-late';`); err != nil {
 		t.Fatal(err)
 	}
 	shanghai, err := time.LoadLocation("Asia/Shanghai")
@@ -63,7 +63,8 @@ func TestLoadLocal(t *testing.T) {
 	want := map[string]reconcile.LocalRecord{
 		// by date, and by key too: once
 		"payment/O-late": {Kind: reconcile.KindPayment, OrderNo: "O-late", Amount: 9980, Currency: "CNY",
-			Status: "PAID", ChannelTxnID: "wx-1", SettledAt: at("2026-11-28 23:59:00+08"), IdemStatus: "DONE"},
+			Status: "PAID", ChannelTxnID: "wx-1", SettledAt: at("2026-11-28 23:59:00+08"), IdemStatus: "DONE",
+			Customer: 42, HasCustomer: true, CreatedAt: at("2026-11-28 23:58:00+08")},
 		// the first instant of the day belongs to it; an idempotency record
 		// of another scope does not
 		"payment/O-midnight": {Kind: reconcile.KindPayment, OrderNo: "O-midnight", Amount: 2000, Currency: "CNY",
@@ -106,7 +107,15 @@ func TestLoadLocal(t *testing.T) {
 		if !g.SettledAt.IsZero() && g.SettledAt.Location() != shanghai {
 			t.Errorf("%s SettledAt in %v, want the day's zone %v", k, g.SettledAt.Location(), shanghai)
 		}
-		g.SettledAt, w.SettledAt = time.Time{}, time.Time{}
+		switch {
+		case !w.CreatedAt.IsZero() && !g.CreatedAt.Equal(w.CreatedAt):
+			t.Errorf("%s CreatedAt = %v, want %v", k, g.CreatedAt, w.CreatedAt)
+		case g.Kind == reconcile.KindPayment && g.CreatedAt.IsZero():
+			t.Errorf("%s has no CreatedAt", k)
+		case g.Kind == reconcile.KindRefund && !g.CreatedAt.IsZero():
+			t.Errorf("%s is a refund with a CreatedAt", k)
+		}
+		g.SettledAt, w.SettledAt, g.CreatedAt, w.CreatedAt = time.Time{}, time.Time{}, time.Time{}, time.Time{}
 		if g != w {
 			t.Errorf("%s:\n got %+v\nwant %+v", k, g, w)
 		}

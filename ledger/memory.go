@@ -113,7 +113,8 @@ SELECT f.ref, f.category, f.kind, coalesce(f.order_no, ''), coalesce(f.refund_no
        f.channel_amount, coalesce(f.currency, ''), f.local_amount, coalesce(f.local_currency, ''),
        coalesce(f.channel_status, ''), coalesce(f.local_status, ''), coalesce(f.idem_status, ''),
        f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse,
-       coalesce(f.row_fingerprint, '')
+       coalesce(f.row_fingerprint, ''), coalesce(f.related, '{}'), coalesce(f.fee_milli, 0),
+       coalesce(f.expected_fee_milli, 0)
   FROM findings f`
 
 func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) ([]reconcile.Finding, error) {
@@ -134,7 +135,8 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 		if err := rows.Scan(&ref, &category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
 			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
 			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
-			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint); err != nil {
+			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint, &f.Related, &f.FeeMilli,
+			&f.ExpectedFeeMilli); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 		}
 		if ref != nil {
@@ -149,6 +151,9 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 		}
 		if occurredAt != nil {
 			f.OccurredAt = *occurredAt
+		}
+		if len(f.Related) == 0 {
+			f.Related = nil
 		}
 		out = append(out, f)
 	}

@@ -271,7 +271,7 @@ var findingColumns = []string{
 	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
 	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
-	"row_fingerprint",
+	"row_fingerprint", "related", "fee_milli", "expected_fee_milli",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -293,6 +293,13 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.HasLocal {
 			localAmount = f.LocalAmount
 		}
+		var related, feeMilli, expectedFee any
+		if len(f.Related) > 0 {
+			related = f.Related
+		}
+		if f.Category == reconcile.FeeMismatch {
+			feeMilli, expectedFee = f.FeeMilli, f.ExpectedFeeMilli
+		}
 		state, journalKey := reconcile.StateOpen, any(nil)
 		if f.AutoReverse {
 			state, journalKey = reconcile.StateReversed, keyByRow[f.RowKey()]
@@ -304,7 +311,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
-			nullString(f.RowFingerprint),
+			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)

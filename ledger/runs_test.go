@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -505,7 +506,7 @@ func assertFindings(t *testing.T, got, want []reconcile.Finding) {
 			t.Errorf("finding %d OccurredAt = %v, want %v", i, g.OccurredAt, w.OccurredAt)
 		}
 		g.OccurredAt, w.OccurredAt = time.Time{}, time.Time{}
-		if g != w {
+		if !reflect.DeepEqual(g, w) {
 			t.Errorf("finding %d:\n got %+v\nwant %+v", i, g, w)
 		}
 	}

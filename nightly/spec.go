@@ -23,6 +23,10 @@ type RunSpec struct {
 	Force bool
 	// Grace is the cut-off window of the channel (see matcher.Options).
 	Grace time.Duration
+	// RefundWindow and PaymentWindow are the channel's duplicate windows,
+	// Fees its fee contract (see matcher.Options).
+	RefundWindow, PaymentWindow time.Duration
+	Fees                        *reconcile.FeeContract
 	// Shard, when not the whole, limits the run to the keys of one shard;
 	// `reconcile report` puts the shards' results together.
 	Shard reconcile.Shard
@@ -48,13 +52,17 @@ func (s RunSpec) Parse() channelfeed.Options {
 // The file is the channel's path template filled in, the out directory
 // <out_dir>/<date>/<channel>.
 func NewSpec(cfg config.Config, ch config.Channel, day reconcile.BusinessDay) RunSpec {
+	refunds, payments := ch.Windows()
 	return RunSpec{
-		Channel: ch.Name,
-		Format:  ch.Format,
-		File:    ch.FilePath(day.Date),
-		Day:     day,
-		OutDir:  filepath.Join(cfg.OutDir, day.String(), ch.Name),
-		Grace:   ch.CutOff(),
-		Feed:    ch.Feed(day),
+		RefundWindow:  refunds,
+		PaymentWindow: payments,
+		Fees:          ch.Fees(),
+		Channel:       ch.Name,
+		Format:        ch.Format,
+		File:          ch.FilePath(day.Date),
+		Day:           day,
+		OutDir:        filepath.Join(cfg.OutDir, day.String(), ch.Name),
+		Grace:         ch.CutOff(),
+		Feed:          ch.Feed(day),
 	}
 }

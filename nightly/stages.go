@@ -57,6 +57,7 @@ func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
 	stages := []stage{
 		{"parse", n.parse},
 		{"local records", n.loadLocal},
+		{"related", n.related},
 		{"memory", n.remember},
 		{"match", n.classify},
 		{"still open", n.gather},
@@ -111,7 +112,8 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 // the run's shard, the file checked to be the one fingerprinted.
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
-	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows})
+	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows,
+		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees})
 	var rows int64
 	info, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
 		if rows++; rows%terminal.Every == 0 {
@@ -160,6 +162,24 @@ func (n *night) loadLocal(ctx context.Context) error {
 	}
 	progress.Rows(read)
 	return nil
+}
+
+// related brings in what the rules by order and by customer need beyond
+// the keys: the other refunds of the orders a refund touches tonight, and
+// the customers' orders settled on earlier nights close to tonight's.
+func (n *night) related(ctx context.Context) error {
+	spec, db := n.spec, n.db
+	err := db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, n.m.RefundOrders(), func(o reconcile.OrderRefunds) error {
+		n.m.AddOrderRefunds(o)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, n.m.EarlyOrders(), func(o reconcile.LocalRecord) error {
+		n.m.AddEarlierOrder(o)
+		return nil
+	})
 }
 
 // remember brings in the earlier nights' memory, and then the

@@ -73,16 +73,20 @@ var autoWidths = []float64{18, 24, 24, 32, 32, 15, 10, 20, 48}
 // categoryDescriptions say in plain words what each category means, for
 // the reader of the Summary sheet who does not know the job's vocabulary.
 var categoryDescriptions = map[reconcile.Category]string{
-	reconcile.Matched:           "The channel and our records agree.",
-	reconcile.AmountMismatch:    "The channel moved a different amount or currency than we recorded.",
-	reconcile.StatusMismatch:    "Same amount, but the channel and our records disagree on whether it went through: often a lost callback, or a crash between calling the channel and recording the result.",
-	reconcile.MissingLocal:      "The channel moved money we have no record of.",
-	reconcile.MissingChannel:    "We recorded a payment or refund that the channel's file does not have.",
-	reconcile.DuplicatePayment:  "The channel charged the same order number more than once.",
-	reconcile.DuplicateRefund:   "The channel refunded the same refund number more than once.",
-	reconcile.Unrecognized:      "A row of a kind the job does not know; read it in the settlement file.",
-	reconcile.Pending:           "Settled by us just before the day's cut-off and not in this file: expected in the next day's file; becomes missing_channel if it is not there.",
-	reconcile.DuplicateVanished: "A duplicate an earlier run of this date reversed is not in the corrected file: its journal stands until a person decides.",
+	reconcile.Matched:                   "The channel and our records agree.",
+	reconcile.AmountMismatch:            "The channel moved a different amount or currency than we recorded.",
+	reconcile.StatusMismatch:            "Same amount, but the channel and our records disagree on whether it went through: often a lost callback, or a crash between calling the channel and recording the result.",
+	reconcile.MissingLocal:              "The channel moved money we have no record of.",
+	reconcile.MissingChannel:            "We recorded a payment or refund that the channel's file does not have.",
+	reconcile.DuplicatePayment:          "The channel charged the same order number more than once.",
+	reconcile.DuplicateRefund:           "The channel refunded the same refund number more than once.",
+	reconcile.Unrecognized:              "A row of a kind the job does not know; read it in the settlement file.",
+	reconcile.Pending:                   "Settled by us just before the day's cut-off and not in this file: expected in the next day's file; becomes missing_channel if it is not there.",
+	reconcile.DuplicateVanished:         "A duplicate an earlier run of this date reversed is not in the corrected file: its journal stands until a person decides.",
+	reconcile.OverRefund:                "An order's refunds, by either side's account, add up to more than was paid: money refunded twice, whatever the refund numbers.",
+	reconcile.SuspectedDuplicateRefund:  "A refund of an order under a new refund number, for the same amount as another settled shortly before: the same refund again?",
+	reconcile.SuspectedDuplicatePayment: "A customer's paid order for the same amount as another of theirs created minutes before: a second click that got its own order number?",
+	reconcile.FeeMismatch:               "The channel took a fee that differs from its contract by more than the tolerance.",
 }
 
 // WorkbookName is the file name of the review workbook of a channel and day.

@@ -115,7 +115,7 @@ func TestCheckConfigGood(t *testing.T) {
 			env:      map[string]string{"RECONCILE_DATABASE_URL": dsn, "SLACK_BOT_TOKEN": "xoxb-test-token"},
 			wantCode: ExitOK,
 			wantLines: []string{
-				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (7 migrations)",
+				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (8 migrations)",
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
 				"Next tick: 2026-11-30T03:00:00+08:00",
 				"no problems",
@@ -144,7 +144,7 @@ func TestCheckConfigGood(t *testing.T) {
 			name:      "database never migrated",
 			env:       map[string]string{"RECONCILE_DATABASE_URL": ledgertest.EmptyDB(t)},
 			wantCode:  ExitFailed,
-			wantProbs: []string{"database ($RECONCILE_DATABASE_URL): schema not current: 7 of 7 migrations not applied (0001_reference_schema, "},
+			wantProbs: []string{"database ($RECONCILE_DATABASE_URL): schema not current: 8 of 8 migrations not applied (0001_reference_schema, "},
 			wantPlan: map[string][]string{
 				"wechatpay": {"2026-11-27 found", "2026-11-28 found", "2026-11-29 missing"},
 				"stripe":    {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 found"},

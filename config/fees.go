@@ -1,0 +1,177 @@
+package config
+
+import (
+	"fmt"
+	"slices"
+	"time"
+
+	"reconcile"
+)
+
+// DuplicateWindow is how close together a refund or a payment repeated
+// under a new number must be to be suspected a duplicate (rules 9 and 10).
+// "0s" turns a check off.
+type DuplicateWindow struct {
+	Refund  *Duration `json:"refund,omitempty"`  // default 24h
+	Payment *Duration `json:"payment,omitempty"` // default 10m
+}
+
+// Defaults of DuplicateWindow.
+const (
+	defaultRefundWindow  = 24 * time.Hour
+	defaultPaymentWindow = 10 * time.Minute
+	maxDuplicateWindow   = 31 * 24 * time.Hour
+)
+
+// Windows are the channel's duplicate windows, refunds' and payments'.
+func (ch Channel) Windows() (refund, payment time.Duration) {
+	refund, payment = defaultRefundWindow, defaultPaymentWindow
+	if w := ch.DuplicateWindow; w != nil {
+		if w.Refund != nil {
+			refund = time.Duration(*w.Refund)
+		}
+		if w.Payment != nil {
+			payment = time.Duration(*w.Payment)
+		}
+	}
+	return refund, payment
+}
+
+// FeeContract is a channel's fee contract as the config writes it: terms
+// per kind of row. A kind left out is not checked.
+type FeeContract struct {
+	Payment *FeeTerms `json:"payment,omitempty"`
+	Refund  *FeeTerms `json:"refund,omitempty"`
+}
+
+// FeeTerms are the terms for one kind of row. Rate is a decimal fraction
+// of the amount ("0.006" is 0.6 %); Fixed, Min and Max are in major units
+// of the row's currency ("0.30"); Rounding is half-up (the default),
+// half-even, up or down; Places is the decimals of the major unit the fee
+// is rounded to (default: the currency's; 5 for a WeChat Pay bill that
+// keeps its fees unrounded). ReturnsShare, on refunds: the refund gives
+// back the payment fee's share of its amount.
+type FeeTerms struct {
+	Rate         string `json:"rate,omitempty"`
+	Fixed        string `json:"fixed,omitempty"`
+	Min          string `json:"min,omitempty"`
+	Max          string `json:"max,omitempty"`
+	Rounding     string `json:"rounding,omitempty"`
+	Places       *int   `json:"places,omitempty"`
+	ReturnsShare bool   `json:"returns_share,omitempty"`
+}
+
+// Fees is the channel's contract for the matcher: nil when the config
+// states none. Call it on a channel whose Problems are none.
+func (ch Channel) Fees() *reconcile.FeeContract {
+	if ch.Fee == nil {
+		return nil
+	}
+	c := &reconcile.FeeContract{Tolerance: ch.FeeTolerance}
+	c.Payment, _ = ch.Fee.Payment.terms()
+	c.Refund, _ = ch.Fee.Refund.terms()
+	return c
+}
+
+func (t *FeeTerms) terms() (*reconcile.FeeTerms, error) {
+	if t == nil {
+		return nil, nil
+	}
+	out := &reconcile.FeeTerms{Fixed: t.Fixed, Min: t.Min, Max: t.Max, Rounding: reconcile.RoundHalfUp,
+		Places: -1, ReturnsShare: t.ReturnsShare}
+	if t.Rate != "" {
+		v, err := reconcile.ParseDecimal(t.Rate, 9)
+		if err != nil {
+			return nil, fmt.Errorf("rate: %w (a fraction of the amount with at most 9 decimals, such as \"0.006\")", err)
+		}
+		if v < 0 || v > 1_000_000_000 {
+			return nil, fmt.Errorf("rate %s: want a fraction from 0 to 1", reconcile.Quote(t.Rate))
+		}
+		out.RateNano = v
+	}
+	if t.Rounding != "" {
+		if !slices.Contains(reconcile.Roundings, reconcile.Rounding(t.Rounding)) {
+			return nil, fmt.Errorf("rounding %s: want half-up, half-even, up or down", reconcile.Quote(t.Rounding))
+		}
+		out.Rounding = reconcile.Rounding(t.Rounding)
+	}
+	if t.Places != nil {
+		if *t.Places < 0 || *t.Places > 6 {
+			return nil, fmt.Errorf("places %d: want 0 to 6", *t.Places)
+		}
+		out.Places = *t.Places
+	}
+	var min, max int64
+	for _, f := range []struct {
+		name string
+		v    string
+		into *int64
+	}{{"fixed", t.Fixed, nil}, {"min", t.Min, &min}, {"max", t.Max, &max}} {
+		if f.v == "" {
+			continue
+		}
+		v, err := reconcile.ParseDecimal(f.v, 6)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w (an amount in major units, such as \"0.30\")", f.name, err)
+		}
+		if v < 0 {
+			return nil, fmt.Errorf("%s %s is negative", f.name, reconcile.Quote(f.v))
+		}
+		if f.into != nil {
+			*f.into = v
+		}
+	}
+	if t.Min != "" && t.Max != "" && min > max {
+		return nil, fmt.Errorf("min %s is more than max %s", reconcile.Quote(t.Min), reconcile.Quote(t.Max))
+	}
+	return out, nil
+}
+
+// feeProblems lists what is wrong with a channel's fee contract and
+// duplicate windows.
+func (ch Channel) feeProblems(at, where string) []error {
+	var errs []error
+	if w := ch.DuplicateWindow; w != nil {
+		for _, d := range []struct {
+			name string
+			v    *Duration
+		}{{"refund", w.Refund}, {"payment", w.Payment}} {
+			if d.v != nil && time.Duration(*d.v) > maxDuplicateWindow {
+				errs = append(errs, fieldErrorf(at+".duplicate_window."+d.name, "%s: duplicate_window.%s %s: at most %s",
+					where, d.name, time.Duration(*d.v), maxDuplicateWindow))
+			}
+		}
+	}
+	if ch.FeeTolerance < 0 {
+		errs = append(errs, fieldErrorf(at+".fee_tolerance", "%s: fee_tolerance %d: want 0 or more minor units", where, ch.FeeTolerance))
+	}
+	if ch.Fee == nil {
+		if ch.FeeTolerance != 0 {
+			errs = append(errs, fieldErrorf(at+".fee_tolerance", "%s: fee_tolerance without a \"fee\" contract checks nothing", where))
+		}
+		return errs
+	}
+	for _, k := range []struct {
+		name  string
+		terms *FeeTerms
+	}{{"payment", ch.Fee.Payment}, {"refund", ch.Fee.Refund}} {
+		if _, err := k.terms.terms(); err != nil {
+			errs = append(errs, fieldErrorf(at+".fee."+k.name, "%s: fee.%s: %s", where, k.name, err))
+		}
+		if k.terms != nil && k.terms.ReturnsShare && k.name == "payment" {
+			errs = append(errs, fieldErrorf(at+".fee.payment", "%s: fee.payment: returns_share is for refunds", where))
+		}
+	}
+	if r := ch.Fee.Refund; r != nil && r.ReturnsShare {
+		if ch.Fee.Payment == nil {
+			errs = append(errs, fieldErrorf(at+".fee.refund", "%s: fee.refund.returns_share needs fee.payment, whose share it returns", where))
+		}
+		if r.Rate != "" || r.Fixed != "" || r.Min != "" || r.Max != "" {
+			errs = append(errs, fieldErrorf(at+".fee.refund", "%s: fee.refund: returns_share takes the payment's rate; give it no rate, fixed, min or max of its own", where))
+		}
+	}
+	if ch.Fee.Payment == nil && ch.Fee.Refund == nil {
+		errs = append(errs, fieldErrorf(at+".fee", "%s: fee: give terms for payment, refund or both", where))
+	}
+	return errs
+}

@@ -1,0 +1,212 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"reconcile"
+)
+
+// Money that moves twice under new keys is found by order and by
+// customer, not by key: these queries give the matcher the other refunds
+// of the orders a refund touches tonight, and a customer's orders settled
+// on earlier nights.
+
+// rowCategories are the findings that stand for a channel's refund row no
+// local SUCCEEDED refund confirmed: what an earlier night's file refunded
+// that only its findings remember.
+const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund')`
+
+// orderRefundsSQL: $1 channel, $2 day start, $3 day end, $4 the orders to
+// answer for in any case, $5 the business date, $6 shards, $7 this shard
+// ($6 = 1: every order). Of the orders of the day's refunds it answers
+// only where something can be wrong: more than one refund, a refund
+// larger than the order, or a refund an earlier night's file alone knew.
+var orderRefundsSQL = `
+WITH touched AS (
+    SELECT r.order_no FROM refunds r
+     WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
+    UNION
+    SELECT unnest($4::text[])
+)
+SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
+       x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, ''), x.refunded_at
+  FROM touched t
+  JOIN orders o ON o.order_no = t.order_no
+  LEFT JOIN refunds x ON x.order_no = o.order_no
+ WHERE ($6::bigint = 1 OR ` + shardSQL("o.order_no", "$6::bigint") + ` = $7)
+   AND (o.order_no = ANY($4::text[])
+        OR x.amount_minor > o.amount_minor
+        OR EXISTS (SELECT 1 FROM refunds y WHERE y.order_no = o.order_no AND y.refund_no <> x.refund_no)
+        OR EXISTS (SELECT 1 FROM findings f
+                    WHERE f.channel = $1 AND f.order_no = o.order_no AND f.kind = 'refund'
+                      AND f.category IN ` + rowCategories + ` AND f.business_date < $5 AND f.state <> 'SUPERSEDED'))
+ ORDER BY o.order_no, x.refund_no`
+
+// earlierRefundsSQL: $1 channel, $2 orders, $3 the business date.
+const earlierRefundsSQL = `
+SELECT f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
+       coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)
+  FROM findings f
+ WHERE f.channel = $1 AND f.order_no = ANY($2::text[]) AND f.kind = 'refund'
+   AND f.category IN ` + rowCategories + ` AND f.business_date < $3 AND f.state <> 'SUPERSEDED'
+   AND f.channel_amount IS NOT NULL
+ ORDER BY f.order_no, f.occurred_at`
+
+// OrderRefunds streams, for the orders a refund touches tonight (those of
+// the day's local refunds, and the given ones), the order with every
+// local refund of it and the refund rows of earlier nights that no local
+// record confirmed. Of a shard, only the orders the shard owns.
+func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
+	orders []string, fn func(reconcile.OrderRefunds) error) error {
+	if orders == nil {
+		orders = []string{}
+	}
+	count, index := 1, 0
+	if !shard.Whole() {
+		count, index = shard.Count, shard.Index
+	}
+	date := dateOf(day)
+	rows, err := db.pool.Query(ctx, orderRefundsSQL, channel, day.Start(), day.End(), orders, date, count, index)
+	if err != nil {
+		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+	}
+	var found []*reconcile.OrderRefunds
+	byOrder := map[string]*reconcile.OrderRefunds{}
+	for rows.Next() {
+		var (
+			o                         reconcile.LocalRecord
+			refundNo, cur, status, id *string
+			amount                    *int64
+			refundedAt                *time.Time
+		)
+		o.Kind = reconcile.KindPayment
+		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID,
+			&refundNo, &amount, &cur, &status, &id, &refundedAt); err != nil {
+			rows.Close()
+			return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+		}
+		or := byOrder[o.OrderNo]
+		if or == nil {
+			or = &reconcile.OrderRefunds{Order: o}
+			byOrder[o.OrderNo] = or
+			found = append(found, or)
+		}
+		if refundNo == nil {
+			continue // an order without local refunds
+		}
+		r := reconcile.LocalRecord{Kind: reconcile.KindRefund, OrderNo: o.OrderNo, RefundNo: *refundNo,
+			Amount: *amount, Currency: *cur, Status: *status, ChannelTxnID: *id}
+		if refundedAt != nil {
+			r.SettledAt = refundedAt.In(day.Location)
+		}
+		or.Refunds = append(or.Refunds, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+	}
+	if err := db.earlierRefunds(ctx, channel, day, byOrder); err != nil {
+		return err
+	}
+	for _, or := range found {
+		if err := fn(*or); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// earlierRefunds adds to each order the refund rows of earlier nights'
+// files that only their findings remember.
+func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, byOrder map[string]*reconcile.OrderRefunds) error {
+	if len(byOrder) == 0 {
+		return nil
+	}
+	orders := make([]string, 0, len(byOrder))
+	for o := range byOrder {
+		orders = append(orders, o)
+	}
+	rows, err := db.pool.Query(ctx, earlierRefundsSQL, channel, orders, dateOf(day))
+	if err != nil {
+		return fmt.Errorf("earlier nights' refunds: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			tx         reconcile.Transaction
+			status     string
+			occurredAt *time.Time
+		)
+		tx.Kind = reconcile.KindRefund
+		if err := rows.Scan(&tx.OrderNo, &tx.RefundNo, &tx.ChannelTxnID, &tx.Amount, &tx.Currency, &status,
+			&occurredAt, &tx.Line); err != nil {
+			return fmt.Errorf("earlier nights' refunds: %w", interpretError(err))
+		}
+		tx.Status = reconcile.TxnStatus(status)
+		if occurredAt != nil {
+			tx.OccurredAt = occurredAt.In(day.Location)
+		}
+		byOrder[tx.OrderNo].Earlier = append(byOrder[tx.OrderNo].Earlier, tx)
+	}
+	return interpretError(rows.Err())
+}
+
+// earlierOrdersSQL: $1 customers, $2 created, $3 amounts, $4 currencies,
+// $5 order numbers (of tonight's orders, one each), $6 the window, $7
+// channel, $8 day start. A paid order of the channel settled on an
+// earlier night (paid before the day) that its night's run did not report
+// missing from the channel's file.
+const earlierOrdersSQL = `
+SELECT DISTINCT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
+       o.paid_at, o.user_id, o.created_at
+  FROM unnest($1::bigint[], $2::timestamptz[], $3::bigint[], $4::text[], $5::text[])
+       AS e(customer, created, amount, currency, order_no)
+  JOIN orders o ON o.user_id = e.customer AND o.amount_minor = e.amount AND o.currency = e.currency
+               AND o.created_at >= e.created - $6::interval AND o.created_at <= e.created + $6::interval
+               AND o.order_no <> e.order_no
+ WHERE o.channel = $7 AND o.paid_at < $8 AND o.status IN ('PAID', 'SHIPPED', 'REFUNDING', 'REFUNDED')
+   AND NOT EXISTS (SELECT 1 FROM findings f
+                    WHERE f.channel = $7 AND f.order_no = o.order_no AND f.kind = 'payment'
+                      AND f.category = 'missing_channel' AND f.state <> 'SUPERSEDED')
+ ORDER BY o.order_no`
+
+// EarlierOrders streams the paid orders of the channel settled on an
+// earlier night that belong to the customer of one of early (orders of
+// tonight, see matcher.EarlyOrders), for the same amount and currency,
+// created within window of it.
+func (db *DB) EarlierOrders(ctx context.Context, channel string, day reconcile.BusinessDay, window time.Duration,
+	early []reconcile.LocalRecord, fn func(reconcile.LocalRecord) error) error {
+	if len(early) == 0 || window <= 0 {
+		return nil
+	}
+	n := len(early)
+	customers, created, amounts := make([]int64, n), make([]time.Time, n), make([]int64, n)
+	currencies, orders := make([]string, n), make([]string, n)
+	for i, e := range early {
+		customers[i], created[i], amounts[i], currencies[i], orders[i] = e.Customer, e.CreatedAt, e.Amount, e.Currency, e.OrderNo
+	}
+	rows, err := db.pool.Query(ctx, earlierOrdersSQL, customers, created, amounts, currencies, orders,
+		window, channel, day.Start())
+	if err != nil {
+		return fmt.Errorf("a customer's earlier orders: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		o := reconcile.LocalRecord{Kind: reconcile.KindPayment, HasCustomer: true}
+		var paidAt *time.Time
+		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID, &paidAt,
+			&o.Customer, &o.CreatedAt); err != nil {
+			return fmt.Errorf("a customer's earlier orders: %w", interpretError(err))
+		}
+		if paidAt != nil {
+			o.SettledAt = paidAt.In(day.Location)
+		}
+		o.CreatedAt = o.CreatedAt.In(day.Location)
+		if err := fn(o); err != nil {
+			return err
+		}
+	}
+	return interpretError(rows.Err())
+}

@@ -161,6 +161,17 @@ func (f Finding) Fingerprint() string {
 	return fingerprint(f.Kind, f.OrderNo, f.RefundNo, f.ChannelAmount, f.Currency, f.OccurredAt)
 }
 
+// Reversible reports whether a finding of the category is a row the
+// channel moved twice, whose approval by a person posts the reversal
+// journal of that row: a duplicate, or a suspected one under a new key.
+func (c Category) Reversible() bool {
+	switch c {
+	case DuplicatePayment, DuplicateRefund, SuspectedDuplicatePayment, SuspectedDuplicateRefund:
+		return true
+	}
+	return false
+}
+
 // NeedsReview reports whether a person must look at the finding.
 func (f Finding) NeedsReview() bool {
 	return f.Category != Matched && f.Category != Pending && !f.AutoReverse

@@ -65,9 +65,10 @@ func Plan(channel string, findings []reconcile.Finding) []reconcile.Journal {
 // Approved returns the reversal journal of a duplicate a person approved:
 // the same journal, under the same key, as an automatic reversal of the
 // row would have been, so a row is never reversed twice whichever way it
-// went. A finding of another category is refused.
+// went. A suspected duplicate under a new key (the later refund or order)
+// is reversed the same way. A finding of another category is refused.
 func Approved(channel string, f reconcile.Finding) (reconcile.Journal, error) {
-	if f.Category != reconcile.DuplicatePayment && f.Category != reconcile.DuplicateRefund {
+	if !f.Category.Reversible() {
 		return reconcile.Journal{}, fmt.Errorf("finding %s is %s: only a duplicate is reversed", f.Ref, f.Category)
 	}
 	if !f.HasChannel {
@@ -77,10 +78,15 @@ func Approved(channel string, f reconcile.Finding) (reconcile.Journal, error) {
 }
 
 // Decided returns the reversal journal a person's decision on f posts:
-// an approved duplicate's (Approved); none for any other decision or
-// finding.
+// an approved duplicate's or suspected duplicate's (Approved); none for
+// any other decision or finding, nor for a suspected refund the channel's
+// files have not carried yet (only our records know it: there is no row
+// to reverse). An approved over_refund or fee_mismatch is recorded only.
 func Decided(channel string, f reconcile.Finding, state reconcile.State) (*reconcile.Journal, error) {
-	if state != reconcile.StateApproved || f.Category != reconcile.DuplicatePayment && f.Category != reconcile.DuplicateRefund {
+	if state != reconcile.StateApproved || !f.Category.Reversible() {
+		return nil, nil
+	}
+	if f.Category == reconcile.SuspectedDuplicateRefund && !f.HasChannel {
 		return nil, nil
 	}
 	j, err := Approved(channel, f)
@@ -111,7 +117,19 @@ func reversal(channel string, f reconcile.Finding) reconcile.Journal {
 		Currency:       f.Currency,
 		Amount:         f.ChannelAmount,
 		Memo: fmt.Sprintf("Reverse duplicate %s settled by %s as %s (original %s)",
-			what, channel, row, f.OriginalTxnID),
+			what, channel, row, original(f)),
 		Lines: Booked(channel, f).Reverse(),
 	}
+}
+
+// original names what a duplicate repeats: the original row's channel id;
+// for a suspected duplicate under a new key, the other refund or order.
+func original(f reconcile.Finding) string {
+	switch f.Category {
+	case reconcile.SuspectedDuplicateRefund, reconcile.SuspectedDuplicatePayment:
+		if len(f.Related) > 0 {
+			return f.Related[0]
+		}
+	}
+	return f.OriginalTxnID
 }

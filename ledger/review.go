@@ -83,7 +83,7 @@ RETURNING run_id, category, coalesce(channel, ''), coalesce(channel_txn_id, ''),
 		if reversal == nil {
 			return nil
 		}
-		if c := reconcile.Category(category); c != reconcile.DuplicatePayment && c != reconcile.DuplicateRefund {
+		if !reconcile.Category(category).Reversible() {
 			return fmt.Errorf("a reversal journal for a %s finding: only duplicates are reversed", category)
 		}
 		if reversal.Channel != channel || reversal.ChannelTxnID != txnID ||

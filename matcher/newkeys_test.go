@@ -220,9 +220,9 @@ func TestNewKeys(t *testing.T) {
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, usd}},
 		},
 		{
-			name: "a refund of an order we have no record of is missing_local, as before",
+			name:  "a refund of an order we have no record of is missing_local, as before",
 			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100b)},
-			want: []brief{{reconcile.MissingLocal, "RTXR1XR1", false}, {reconcile.MissingLocal, "RTXR2XR2", false}},
+			want:  []brief{{reconcile.MissingLocal, "RTXR1XR1", false}, {reconcile.MissingLocal, "RTXR2XR2", false}},
 		},
 		{
 			name: "the same customer pays twice, 40 ms apart",

@@ -47,15 +47,19 @@ const (
 	colReviewer = "Reviewer"
 	colNote     = "Note"
 	colVersion  = "Version"
+	colRelated  = "Related"
 )
 
 var reviewHeader = []string{
 	colFinding, "Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID", "Local Txn ID",
 	"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint",
 	colDecision, colReviewer, colNote, colVersion,
+	// Related came after the columns people had learned; they keep their
+	// letters.
+	colRelated,
 }
 
-var reviewWidths = []float64{32, 18, 24, 24, 32, 32, 32, 15, 15, 15, 11, 20, 70, 14, 18, 40, 9}
+var reviewWidths = []float64{32, 18, 24, 24, 32, 32, 32, 15, 15, 15, 11, 20, 70, 14, 18, 40, 9, 60}
 
 var pendingHeader = []string{
 	"Finding", "Order No", "Refund No", "Local Txn ID", "Local Amount", "Currency", "Settled At", "Hint",
@@ -524,6 +528,9 @@ func reviewLine(f reconcile.Finding, loc *time.Location, cells []lineCell) {
 	text(11, reviewCurrency(f))
 	text(12, localTime(f.OccurredAt, loc))
 	text(13, reviewHint(f))
+	// The other rows of the case: the earlier refund or order a suspected
+	// duplicate repeats, every refund of an over-refunded order.
+	text(reviewColumn(colRelated), strings.Join(f.Related, "; "))
 	// Decision, Reviewer and Note are left for people. The version
 	// travels with the decision, so one made on a finding that has
 	// moved on since (decided elsewhere, superseded) can be refused

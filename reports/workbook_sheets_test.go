@@ -22,7 +22,7 @@ import (
 )
 
 var reviewHeader = []string{"Finding", "Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID", "Local Txn ID",
-	"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint", "Decision", "Reviewer", "Note", "Version"}
+	"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint", "Decision", "Reviewer", "Note", "Version", "Related"}
 
 // manyLines is testResult with n findings that need review, refs
 // run-1-0001 to run-1-n in report order, with a finding that needs no
@@ -148,7 +148,7 @@ func TestWorkbookReviewSheets(t *testing.T) {
 			if !p.Freeze || p.YSplit != 1 || p.TopLeftCell != "A2" {
 				t.Errorf("%s panes: got %+v, want frozen at A2", tt.sheet, p)
 			}
-			if got, want := filters[tt.sheet], "'"+tt.sheet+"'!A1:Q"+tt.last; got != want && got != tt.sheet+"!A1:Q"+tt.last {
+			if got, want := filters[tt.sheet], "'"+tt.sheet+"'!A1:R"+tt.last; got != want && got != tt.sheet+"!A1:R"+tt.last {
 				t.Errorf("%s autofilter: got %q, want %q", tt.sheet, got, want)
 			}
 			for col, w := range map[string]float64{"A": 32, "M": 70, "N": 14, "Q": 9} {

@@ -128,7 +128,7 @@ var reviewCols = map[string]string{
 	"Finding": "A", "Category": "B", "Order No": "C", "Refund No": "D", "Channel Txn ID": "E",
 	"Original Txn ID": "F", "Local Txn ID": "G", "Local Amount": "H", "Channel Amount": "I",
 	"Difference": "J", "Currency": "K", "Time": "L", "Hint": "M", "Decision": "N",
-	"Reviewer": "O", "Note": "P", "Version": "Q",
+	"Reviewer": "O", "Note": "P", "Version": "Q", "Related": "R",
 }
 
 func TestWriteWorkbook(t *testing.T) {
@@ -148,7 +148,7 @@ func TestWriteWorkbook(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := []string{"Finding", "Category", "Order No", "Refund No", "Channel Txn ID", "Original Txn ID", "Local Txn ID",
-			"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint", "Decision", "Reviewer", "Note", "Version"}
+			"Local Amount", "Channel Amount", "Difference", "Currency", "Time", "Hint", "Decision", "Reviewer", "Note", "Version", "Related"}
 		if got := rows[0]; !slices.Equal(got, want) {
 			t.Errorf("got %q, want %q", got, want)
 		}
@@ -308,7 +308,7 @@ func TestWriteWorkbook(t *testing.T) {
 
 	t.Run("autofilter and no formulas", func(t *testing.T) {
 		for part, want := range map[string]string{
-			"xl/worksheets/sheet2.xml": "A1:Q" + itoa(res.NeedsReview()+1), // Review
+			"xl/worksheets/sheet2.xml": "A1:R" + itoa(res.NeedsReview()+1), // Review
 			"xl/worksheets/sheet3.xml": "A1:H2",                            // Pending
 		} {
 			xml := sheetXML(t, path, part)

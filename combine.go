@@ -66,6 +66,7 @@ func CombineShards(day BusinessDay, parts []*Result) (*Result, []string) {
 		for c, v := range part.Counts {
 			res.Counts[c] += v
 		}
+		res.Fees = AddFees(res.Fees, part.Fees)
 		res.Findings = append(res.Findings, part.Findings...)
 		res.Journals = append(res.Journals, part.Journals...)
 		if res.Run.StartedAt.IsZero() || r.StartedAt.Before(res.Run.StartedAt) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"strings"
 )
 
@@ -186,10 +187,44 @@ func pow10(n int) int64 {
 // unit: Charged over every settled row, Expected and Checked over the rows
 // the contract covers (Checked of Rows).
 type FeeTotal struct {
-	Currency          string
-	Rows, Checked     int
-	Charged, Expected int64
+	Currency string `json:"currency"`
+	Rows     int    `json:"rows"`
+	Checked  int    `json:"checked"`
+	Charged  int64  `json:"charged_milli"`
+	Expected int64  `json:"expected_milli"`
 	// ChargedChecked is the part of Charged carried by the checked rows,
 	// which Expected is to be set against.
-	ChargedChecked int64
+	ChargedChecked int64 `json:"charged_checked_milli"`
+}
+
+// AddFees adds the fee totals b to a, currency by currency.
+func AddFees(a, b []FeeTotal) []FeeTotal {
+	out := slices.Clone(a)
+	for _, t := range b {
+		i := slices.IndexFunc(out, func(x FeeTotal) bool { return x.Currency == t.Currency })
+		if i < 0 {
+			out = append(out, t)
+			continue
+		}
+		o := &out[i]
+		o.Rows += t.Rows
+		o.Checked += t.Checked
+		o.Charged += t.Charged
+		o.Expected += t.Expected
+		o.ChargedChecked += t.ChargedChecked
+	}
+	slices.SortFunc(out, func(x, y FeeTotal) int { return strings.Compare(x.Currency, y.Currency) })
+	return out
+}
+
+// FormatFee writes a fee in thousandths of a minor unit as a decimal of
+// the major unit: with the currency's decimals, and up to three more where
+// the fee has them ("2.68740" CNY, "3.20" USD).
+func FormatFee(milli int64, currency string) string {
+	digits, _ := CurrencyDigits(currency)
+	s := FormatDecimal(milli, digits+3)
+	for i := 0; i < 3 && strings.HasSuffix(s, "0"); i++ {
+		s = s[:len(s)-1]
+	}
+	return strings.TrimSuffix(s, ".")
 }

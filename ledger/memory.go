@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -208,11 +209,16 @@ func (db *DB) LoadResult(ctx context.Context, runID string) (*reconcile.Result, 
 		return nil, err
 	}
 	res := &reconcile.Result{Run: run}
-	var counts []byte
+	var counts, fees []byte
 	var channelRows, localRows, batchRows *int
-	if err := db.pool.QueryRow(ctx, `SELECT counts::text::bytea, channel_rows, local_rows, batch_rows FROM runs WHERE id = $1`, runID).
-		Scan(&counts, &channelRows, &localRows, &batchRows); err != nil {
+	if err := db.pool.QueryRow(ctx, `
+SELECT counts::text::bytea, channel_rows, local_rows, batch_rows, coalesce(fees, 'null')::text::bytea
+  FROM runs WHERE id = $1`, runID).
+		Scan(&counts, &channelRows, &localRows, &batchRows, &fees); err != nil {
 		return nil, fmt.Errorf("load run %s: %w", runID, interpretError(err))
+	}
+	if err := json.Unmarshal(fees, &res.Fees); err != nil {
+		return nil, fmt.Errorf("load run %s: fees: %w", runID, err)
 	}
 	if res.Counts, err = countsOf(counts); err != nil {
 		return nil, fmt.Errorf("load run %s: counts: %w", runID, err)

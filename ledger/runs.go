@@ -85,6 +85,10 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 	if err != nil {
 		return 0, fmt.Errorf("complete run %s: counts: %w", run.ID, err)
 	}
+	fees, err := json.Marshal(res.Fees)
+	if err != nil {
+		return 0, fmt.Errorf("complete run %s: fees: %w", run.ID, err)
+	}
 
 	var reportsErr error // not the database's: said as it is
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -122,10 +126,11 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 UPDATE runs
    SET status = 'SUCCEEDED', finished_at = coalesce($2, now()),
        channel_rows = $3, local_rows = $4, counts = $5::jsonb, error = NULL,
-       batch_rows = $6, summary = $7::jsonb, workbook_name = $8, workbook = $9, lease_until = NULL
+       batch_rows = $6, summary = $7::jsonb, workbook_name = $8, workbook = $9, lease_until = NULL,
+       fees = $10::jsonb
  WHERE id = $1 AND status = 'RUNNING'`,
 			run.ID, nullTime(run.FinishedAt), res.ChannelRows, res.LocalRows, string(counts),
-			res.BatchRows, nullJSON(o.Summary), nullString(o.WorkbookName), o.Workbook)
+			res.BatchRows, nullJSON(o.Summary), nullString(o.WorkbookName), o.Workbook, string(fees))
 		if err != nil {
 			return err
 		}

@@ -35,12 +35,39 @@ type Summary struct {
 	// MoneyAtRisk is per currency, as exact decimal strings in major units:
 	// a JSON number would be read as a float by most consumers.
 	MoneyAtRisk map[string]string `json:"money_at_risk"`
-	Workbook    string            `json:"workbook"` // file name of the review workbook
+	// Fees are the day's fees per currency (see FeeSummary).
+	Fees     map[string]FeeSummary `json:"fees"`
+	Workbook string                `json:"workbook"` // file name of the review workbook
 	// ReviewLines is how many lines need review; ReviewCSV names the CSV
 	// export that holds them all when the workbook holds only the first.
 	ReviewLines int    `json:"review_lines"`
 	ReviewCSV   string `json:"review_csv,omitempty"`
 	Error       string `json:"error,omitempty"`
+}
+
+// FeeSummary is one currency's fees of the day, as exact decimal strings
+// in major units: Charged over every settled row; where the channel's
+// contract covers rows (Checked of Rows), Expected is the contract's fee
+// of those rows and Difference what they were charged past it.
+type FeeSummary struct {
+	Rows       int    `json:"rows"`
+	Charged    string `json:"charged"`
+	Checked    int    `json:"checked"`
+	Expected   string `json:"expected,omitempty"`
+	Difference string `json:"difference,omitempty"`
+}
+
+func feeSummaries(fees []reconcile.FeeTotal) map[string]FeeSummary {
+	out := make(map[string]FeeSummary, len(fees))
+	for _, t := range fees {
+		f := FeeSummary{Rows: t.Rows, Checked: t.Checked, Charged: reconcile.FormatFee(t.Charged, t.Currency)}
+		if t.Checked > 0 {
+			f.Expected = reconcile.FormatFee(t.Expected, t.Currency)
+			f.Difference = reconcile.FormatFee(t.ChargedChecked-t.Expected, t.Currency)
+		}
+		out[t.Currency] = f
+	}
+	return out
 }
 
 // NewSummary returns the summary of res; workbook is the workbook's file name.
@@ -64,6 +91,7 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 		NeedsReview:  res.NeedsReview(),
 		Journals:     len(res.Journals),
 		MoneyAtRisk:  map[string]string{},
+		Fees:         feeSummaries(res.Fees),
 		Workbook:     workbook,
 		ReviewLines:  res.NeedsReview(),
 		// The error text may quote a DSN handed down from the database

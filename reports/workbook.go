@@ -350,6 +350,14 @@ func writeRunFacts(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.
 		s.money(2, row, risk[cur], cur)
 		row++
 	}
+	for _, t := range res.Fees {
+		fact("Fees charged ("+t.Currency+")", reconcile.FormatFee(t.Charged, t.Currency))
+		if t.Checked > 0 {
+			fact("Fees checked ("+t.Currency+")", fmt.Sprintf("%d of %d rows, against the contract", t.Checked, t.Rows))
+			fact("Fees expected ("+t.Currency+")", reconcile.FormatFee(t.Expected, t.Currency))
+			fact("Fees difference ("+t.Currency+")", reconcile.FormatFee(t.ChargedChecked-t.Expected, t.Currency))
+		}
+	}
 	if run.Error != "" {
 		fact("Error", RedactSecrets(run.Error))
 	}

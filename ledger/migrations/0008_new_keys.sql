@@ -21,3 +21,7 @@ BEGIN
     END IF;
 END
 $$;
+
+-- The day's fees by currency (reconcile.FeeTotal), for the reports of a
+-- run read back: an alert sent again, the shards' report.
+ALTER TABLE runs ADD COLUMN fees jsonb;

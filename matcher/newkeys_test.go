@@ -215,6 +215,11 @@ func TestNewKeys(t *testing.T) {
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b, tomorrow100}},
 		},
 		{
+			name: "a refund our records date after tonight is that night's",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, tomorrow100}},
+		},
+		{
 			name: "a refund in another currency is not added to the order's",
 			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, usd),
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, usd}},

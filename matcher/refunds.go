@@ -63,10 +63,13 @@ type refundSeen struct {
 	tonight  bool // tonight's file has it
 	before   bool // known before tonight: an earlier night's row, or our record of an earlier date
 	ourDay   bool // our record is of tonight's date
+	ourLater bool // our record is of a later date
 }
 
-// counted reports whether the refund is part of the refunded total.
-func (r *refundSeen) counted() bool { return r.channel || r.local }
+// counted reports whether the refund is part of tonight's refunded total:
+// one either side says succeeded, unless only our records know it and
+// date it after tonight (that night's run counts it).
+func (r *refundSeen) counted() bool { return r.channel || r.local && !r.ourLater }
 
 // fresh reports whether tonight is the first night the refund is known:
 // a case it is part of is reported tonight, and on no other night.
@@ -174,6 +177,8 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 			r.before = true
 		case day.Contains(rec.SettledAt):
 			r.ourDay = true
+		default:
+			r.ourLater = true
 		}
 		if rec.Status != reconcile.RefundSucceeded {
 			continue

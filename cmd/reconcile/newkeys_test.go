@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"reconcile"
+)
+
+// newKeysDB is two nights of a shop whose money moved twice under new
+// keys. Night 1 (2026-11-28): order XK1 (100.00) refunded twice in full as
+// XR1 and XR2; customer 9 paid 50.00 twice, 40 ms apart, as XK2 and XK3;
+// order XK5 refunded in full once (XR5a); customer 11's order XK6 paid at
+// 23:59:58. Night 2: XK5 refunded in full again (XR5b); customer 11 paid
+// again at 00:00:01 as XK7; XK8 refunded 50.00 twice, 30 minutes apart.
+const newKeysDB = `
+INSERT INTO orders (order_no, user_id, amount_minor, currency, status, channel, channel_txn_id, created_at, paid_at) VALUES
+  ('XK1', 1,  10000, 'CNY', 'REFUNDED', 'shop', 'T1', '2026-11-27 09:00:00+00', '2026-11-27 09:00:01+00'),
+  ('XK2', 9,   5000, 'CNY', 'PAID',     'shop', 'T2', '2026-11-28 12:00:00.000+00', '2026-11-28 12:00:01+00'),
+  ('XK3', 9,   5000, 'CNY', 'PAID',     'shop', 'T3', '2026-11-28 12:00:00.040+00', '2026-11-28 12:00:02+00'),
+  ('XK5', 5,  10000, 'CNY', 'REFUNDED', 'shop', 'T5', '2026-11-26 09:00:00+00', '2026-11-26 09:00:01+00'),
+  ('XK6', 11,  7700, 'CNY', 'PAID',     'shop', 'T6', '2026-11-28 23:59:58+00', '2026-11-28 23:59:59+00'),
+  ('XK7', 11,  7700, 'CNY', 'PAID',     'shop', 'T7', '2026-11-29 00:00:01+00', '2026-11-29 00:00:02+00'),
+  ('XK8', 8,  10000, 'CNY', 'REFUNDED', 'shop', 'T8', '2026-11-20 09:00:00+00', '2026-11-20 09:00:01+00');
+INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
+  ('XR1',  'XK1', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT1',  '2026-11-28 10:00:00+00'),
+  ('XR2',  'XK1', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT2',  '2026-11-28 10:05:00+00'),
+  ('XR5a', 'XK5', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT5a', '2026-11-28 11:00:00+00'),
+  ('XR5b', 'XK5', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT5b', '2026-11-29 11:00:00+00'),
+  ('XR8a', 'XK8',  5000, 'CNY', 'SUCCEEDED', 'shop', 'RT8a', '2026-11-29 09:00:00+00'),
+  ('XR8b', 'XK8',  5000, 'CNY', 'SUCCEEDED', 'shop', 'RT8b', '2026-11-29 09:30:00+00');`
+
+const newKeysNight1 = `refund,XK1,XR1,RT1,100.00,CNY,2026-11-28T10:00:00Z
+refund,XK1,XR2,RT2,100.00,CNY,2026-11-28T10:05:00Z
+payment,XK2,,T2,50.00,CNY,2026-11-28T12:00:01Z
+payment,XK3,,T3,50.00,CNY,2026-11-28T12:00:02Z
+refund,XK5,XR5a,RT5a,100.00,CNY,2026-11-28T11:00:00Z
+payment,XK6,,T6,77.00,CNY,2026-11-28T23:59:59Z
+`
+
+const newKeysNight2 = `refund,XK5,XR5b,RT5b,100.00,CNY,2026-11-29T11:00:00Z
+payment,XK7,,T7,77.00,CNY,2026-11-29T00:00:02Z
+refund,XK8,XR8a,RT8a,50.00,CNY,2026-11-29T09:00:00Z
+refund,XK8,XR8b,RT8b,50.00,CNY,2026-11-29T09:30:00Z
+`
+
+// TestMoneyMovedTwiceUnderNewKeys runs the shop's two nights on
+// PostgreSQL, then again (forced, and the same files once more), and
+// approves what review shows.
+func TestMoneyMovedTwiceUnderNewKeys(t *testing.T) {
+	db, dsn := dbWith(t, newKeysDB)
+	c := newCLI(nil)
+	ctx := context.Background()
+
+	out1 := shopDay(t, c, dsn, "2026-11-28", newKeysNight1)
+	s1 := readSummary(t, out1)
+	wantNight1 := map[string]int{"matched": 6, "over_refund": 1, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 0}
+	for cat, n := range wantNight1 {
+		if s1.Counts[cat] != n {
+			t.Errorf("night 1 %s: got %d, want %d (counts %v)", cat, s1.Counts[cat], n, s1.Counts)
+		}
+	}
+	review1 := sheetText(t, out1, "2026-11-28", "Review")
+	for _, want := range []string{
+		"over_refund|XK1|XR2|RT2|",
+		"Order XK1 was paid 100.00 CNY and has been refunded 200.00 CNY in 2 refunds: 100.00 CNY more than was paid.",
+		"refund XR1, channel id RT1, 100.00 CNY, 2026-11-28 10:00:00, both sides; refund XR2, channel id RT2, 100.00 CNY, 2026-11-28 10:05:00, both sides",
+		"suspected_duplicate_payment|XK3||T3|T2|",
+		"Customer 9 paid 50.00 CNY twice, 2 orders 40 ms apart: XK2 and then XK3",
+	} {
+		if !strings.Contains(review1, want) {
+			t.Errorf("night 1's Review sheet lacks %q:\n%s", want, review1)
+		}
+	}
+
+	out2 := shopDay(t, c, dsn, "2026-11-29", newKeysNight2)
+	s2 := readSummary(t, out2)
+	wantNight2 := map[string]int{"matched": 4, "over_refund": 1, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 1}
+	for cat, n := range wantNight2 {
+		if s2.Counts[cat] != n {
+			t.Errorf("night 2 %s: got %d, want %d (counts %v)", cat, s2.Counts[cat], n, s2.Counts)
+		}
+	}
+	review2 := sheetText(t, out2, "2026-11-29", "Review")
+	for _, want := range []string{
+		"over_refund|XK5|XR5b|RT5b|",
+		"suspected_duplicate_payment|XK7||T7|T6|",
+		"2 orders 3 s apart: XK6 and then XK7",
+		"suspected_duplicate_refund|XK8|XR8b|RT8b|RT8a|",
+		"settled 30 min after refund XR8a",
+	} {
+		if !strings.Contains(review2, want) {
+			t.Errorf("night 2's Review sheet lacks %q:\n%s", want, review2)
+		}
+	}
+	if s1.AutoReversed+s2.AutoReversed != 0 {
+		t.Errorf("auto reversed %d and %d: none of these is automatic", s1.AutoReversed, s2.AutoReversed)
+	}
+
+	// Both nights again: the same files are replays, a forced run finds
+	// the same, and each finding stands once among the current runs.
+	shopDay(t, c, dsn, "2026-11-28", newKeysNight1)
+	shopDay(t, c, dsn, "2026-11-28", newKeysNight1, "--force")
+	out2 = shopDay(t, c, dsn, "2026-11-29", newKeysNight2, "--force")
+	if again := readSummary(t, out2); again.RunID == s2.RunID || !mapsEqual(again.Counts, s2.Counts) {
+		t.Errorf("night 2 forced: run %s counts %v; want a new run with %v", again.RunID, again.Counts, s2.Counts)
+	}
+	var current int
+	db.Pool().QueryRow(ctx, `
+SELECT count(*) FROM findings f JOIN runs r ON r.id = f.run_id
+ WHERE r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+   AND f.category IN ('over_refund', 'suspected_duplicate_refund', 'suspected_duplicate_payment')`).Scan(&current)
+	if current != 5 {
+		t.Errorf("current findings of the new categories: got %d, want 5 (2 on night 1, 3 on night 2)", current)
+	}
+
+	// Approve everything on night 2's workbook: the suspected ones are
+	// reversed as a duplicate would be, the over_refund only recorded.
+	book := out2 + "/review-shop-2026-11-29.xlsx"
+	header, lines := reviewLines(t, book)
+	set := map[int][3]string{}
+	for _, l := range lines {
+		set[l.row] = [3]string{"approve", "alice", ""}
+	}
+	approved := writeDecisions(t, book, header, set)
+	if code := c.run(t, "review", "import", approved, "--dsn", dsn); code != ExitOK {
+		t.Fatalf("import: exit %d\n%s\n%s", code, c.out, c.errb)
+	}
+	keys := journalKeys(t, db)
+	if want := []string{"reversal/shop/RT8b", "reversal/shop/T7"}; !slices.Equal(keys, want) {
+		t.Errorf("journals: got %q, want %q", keys, want)
+	}
+	if code := c.run(t, "review", "import", approved, "--dsn", dsn); code != ExitOK {
+		t.Fatalf("import again: exit %d\n%s\n%s", code, c.out, c.errb)
+	}
+	if again := journalKeys(t, db); !slices.Equal(again, keys) {
+		t.Errorf("journals after importing again: got %q, want still %q", again, keys)
+	}
+	var states []string
+	rows, _ := db.Pool().Query(ctx, `SELECT category || '=' || state FROM findings
+ WHERE run_id = $1 AND category IN ('over_refund', 'suspected_duplicate_refund', 'suspected_duplicate_payment') ORDER BY category`, readSummary(t, out2).RunID)
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		states = append(states, s)
+	}
+	rows.Close()
+	if want := []string{"over_refund=APPROVED", "suspected_duplicate_payment=APPROVED", "suspected_duplicate_refund=APPROVED"}; !slices.Equal(states, want) {
+		t.Errorf("states: got %q, want %q", states, want)
+	}
+	_ = reconcile.OverRefund
+}
+
+func mapsEqual(a, b map[string]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}

@@ -169,6 +169,9 @@ func (r *FeeRule) Fee(amount int64) (int64, error) {
 	return fee, nil
 }
 
+// RateText is the rate as a contract would write it: "0.006".
+func (t FeeTerms) RateText() string { return rateText(t.RateNano) }
+
 // rateText is a rate as a contract would write it: "0.006".
 func rateText(nano int64) string {
 	s := strings.TrimRight(FormatDecimal(nano, 9), "0")

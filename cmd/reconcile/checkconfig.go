@@ -61,6 +61,7 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 			defer db.Close()
 		}
 		ck.outDir(cfg.OutDir)
+		ck.newKeyChecks(ctx, cfg, db)
 		ck.nextTick(ctx, cfg, db, a.Now())
 	}
 	what := "the built-in defaults"
@@ -254,6 +255,76 @@ func (ck *configCheck) database(ctx context.Context, cfg config.Config, dsn stri
 	}
 	ck.ok("database (%s): reachable, schema current (%d migrations)", from, len(all))
 	return db
+}
+
+// newKeyChecks says, per channel, which checks of money moved twice
+// under new keys are on: the duplicate windows, the fee contract, and
+// whether the local orders carry the customer the payment check needs.
+func (ck *configCheck) newKeyChecks(ctx context.Context, cfg config.Config, db *ledger.DB) {
+	if len(cfg.Channels) == 0 {
+		return
+	}
+	customers := "unknown without the database"
+	if db != nil {
+		tctx, cancel := context.WithTimeout(ctx, dbCheckTimeout)
+		has, err := db.HasCustomers(tctx)
+		cancel()
+		switch {
+		case err != nil:
+			customers = "unknown: " + dbTrouble(ctx, err)
+		case has:
+			customers = ""
+		default:
+			customers = "off: the local orders have no user_id and created_at (see the README: pointing it at your own tables)"
+		}
+	}
+	for _, ch := range cfg.Channels {
+		refund, payment := ch.Windows()
+		var parts []string
+		parts = append(parts, "over_refund on")
+		parts = append(parts, windowNote("suspected_duplicate_refund", refund))
+		switch {
+		case payment <= 0:
+			parts = append(parts, "suspected_duplicate_payment off (duplicate_window.payment is 0)")
+		case customers != "":
+			parts = append(parts, "suspected_duplicate_payment "+customers)
+		default:
+			parts = append(parts, windowNote("suspected_duplicate_payment", payment))
+		}
+		parts = append(parts, feeNote(ch))
+		ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), strings.Join(parts, "; "))
+	}
+}
+
+func windowNote(check string, w time.Duration) string {
+	if w <= 0 {
+		return check + " off (its duplicate_window is 0)"
+	}
+	return check + " within " + w.String()
+}
+
+// feeNote says what fee contract the channel checks its rows against.
+func feeNote(ch config.Channel) string {
+	c := ch.Fees()
+	if c == nil {
+		return "fee_mismatch off (no fee contract)"
+	}
+	terms := func(kind string, t *reconcile.FeeTerms) string {
+		if t == nil {
+			return kind + " not checked"
+		}
+		if t.ReturnsShare {
+			return kind + " returns its share"
+		}
+		s := fmt.Sprintf("%s rate %s %s", kind, t.RateText(), t.Rounding)
+		for _, p := range [][2]string{{"fixed", t.Fixed}, {"min", t.Min}, {"max", t.Max}} {
+			if p[1] != "" {
+				s += " " + p[0] + " " + p[1]
+			}
+		}
+		return s
+	}
+	return fmt.Sprintf("fee_mismatch against %s, %s, tolerance %d", terms("payment", c.Payment), terms("refund", c.Refund), c.Tolerance)
 }
 
 // dbTrouble says in a few words why the database could not be used,

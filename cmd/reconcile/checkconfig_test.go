@@ -84,7 +84,11 @@ func TestCheckConfigGood(t *testing.T) {
 			{"name": "wechatpay", "format": "wechatpay", "time_zone": "Asia/Shanghai",
 				"path": filepath.Join(inbox, "wechatpay", "{yyyymmdd}_ALL.csv")},
 			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "order_metadata_key": "order_id",
-				"path": filepath.Join(inbox, "stripe", "payouts_{date}.csv")},
+				"path":             filepath.Join(inbox, "stripe", "payouts_{date}.csv"),
+				"duplicate_window": map[string]any{"refund": "0s", "payment": "5m"},
+				"fee": map[string]any{"payment": map[string]any{"rate": "0.029", "fixed": "0.30", "rounding": "half-even"},
+					"refund": map[string]any{"returns_share": true}},
+				"fee_tolerance": 1},
 		},
 	}
 	raw, _ := json.MarshalIndent(cfg, "", "  ")
@@ -116,6 +120,8 @@ func TestCheckConfigGood(t *testing.T) {
 			wantCode: ExitOK,
 			wantLines: []string{
 				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (8 migrations)",
+				`ok: checks of "wechatpay": over_refund on; suspected_duplicate_refund within 24h0m0s; suspected_duplicate_payment within 10m0s; fee_mismatch off (no fee contract)`,
+				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, tolerance 1`,
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
 				"Next tick: 2026-11-30T03:00:00+08:00",
 				"no problems",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -86,5 +87,14 @@ refund,O1,R1,re_1,2.00,USD,2026-11-28T11:00:00Z
 	}
 	if runs != 1 {
 		t.Errorf("runs in %s: got %d, want 1", schema, runs)
+	}
+
+	// The views give no customer: the run above went without the check of
+	// a payment repeated under another order, and check-config says so.
+	cfg := writeConfig(t, map[string]any{"out_dir": t.TempDir(), "channels": []map[string]any{
+		{"name": "stripe", "format": "csv", "path": file}}})
+	c.run(t, "check-config", "--config", cfg, "--dsn", jobDSN)
+	if want := "suspected_duplicate_payment off: the local orders have no user_id and created_at"; !strings.Contains(c.out.String(), want) {
+		t.Errorf("check-config does not say %q:\n%s", want, c.out)
 	}
 }

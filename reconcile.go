@@ -47,6 +47,10 @@ type Transaction struct {
 	// ChannelTxnID identifies the row at the channel: the payment's
 	// transaction id, or the refund's id for refunds.
 	ChannelTxnID string
+	// ChannelRefundID is, on a refund row, the channel's id of the refund
+	// where it is not ChannelTxnID (Stripe's source_id re_…, beside the
+	// balance transaction's txn_…). See RefundID.
+	ChannelRefundID string
 	Amount       int64 // minor units of Currency, never negative
 	Currency     string
 	OccurredAt   time.Time
@@ -72,6 +76,16 @@ func (t Transaction) Key() string {
 		return t.RefundNo
 	}
 	return t.OrderNo
+}
+
+// RefundID is the channel's id of a refund row's refund, as our records
+// keep it (refunds.channel_refund_id): a refund row that does not carry
+// our refund number is matched by it, within its order.
+func (t Transaction) RefundID() string {
+	if t.ChannelRefundID != "" {
+		return t.ChannelRefundID
+	}
+	return t.ChannelTxnID
 }
 
 // Fingerprint identifies a row by what it says, for a row its file gives

@@ -510,10 +510,16 @@ func (r adyRow) setAmount(t *reconcile.Transaction, m *adyMoney) error {
 		return r.gross(t, m, adyGrossCredit, m.grossCredit)
 	case reconcile.KindRefund:
 		t.RefundNo = r.get(adyModMerchRef)
-		// "<auto>" is what Adyen writes for automatic captures; as a
-		// refund number it would key unrelated refunds together.
-		if t.RefundNo == "" || t.RefundNo == "<auto>" {
-			return r.errorf(adyModMerchRef, "%s row without a refund number (%s)", t.RawKind, reconcile.Quote(t.RefundNo))
+		// "<auto>" is what Adyen writes for automatic captures, and many
+		// merchants' refunds carry the payment's own reference: as a refund
+		// number either would key unrelated refunds together (two partial
+		// refunds of one order). Such a refund is matched by its
+		// Modification Reference, the refund's PSP reference, instead.
+		if t.RefundNo == "" || t.RefundNo == "<auto>" || t.RefundNo == t.OrderNo {
+			if t.ChannelTxnID == "" {
+				return r.errorf(adyModMerchRef, "%s row without a refund number (%s) or a Modification Reference", t.RawKind, reconcile.Quote(t.RefundNo))
+			}
+			t.RefundNo = ""
 		}
 		return r.gross(t, m, adyGrossDebit, m.grossDebit)
 	case reconcile.KindBatch:

@@ -337,6 +337,9 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 	if t.Kind, err = c.kind(t.RawKind, t.OrderNo, t.RefundNo, line); err != nil {
 		return t, err
 	}
+	if t.Kind == reconcile.KindRefund && t.RefundNo == "" && t.ChannelTxnID == "" {
+		return t, c.errorf(line, csvRefundNo, "refund row with neither a refund number nor a channel_txn_id to match it by")
+	}
 	if t.Currency != c.currency || c.currency == "" {
 		if err := c.setCurrency(t.Currency, line); err != nil {
 			return t, err
@@ -386,9 +389,7 @@ func (c *csvRow) kind(raw, orderNo, refundNo string, line int) (reconcile.Kind, 
 		}
 		return reconcile.KindPayment, nil
 	case "refund":
-		if refundNo == "" {
-			return "", c.errorf(line, csvRefundNo, "empty refund number on a refund row")
-		}
+		// A refund without our number is matched by its channel_txn_id.
 		return reconcile.KindRefund, nil
 	case "":
 		return "", c.errorf(line, csvType, "empty type")

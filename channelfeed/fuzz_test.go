@@ -62,8 +62,8 @@ func fuzzParser(f *testing.F, format string) {
 			switch r.Kind {
 			case reconcile.KindPayment, reconcile.KindOther, reconcile.KindBatch:
 			case reconcile.KindRefund:
-				if r.RefundNo == "" {
-					t.Errorf("line %d: refund without RefundNo", r.Line)
+				if r.RefundNo == "" && r.RefundID() == "" {
+					t.Errorf("line %d: refund with neither a RefundNo nor a channel id to match it by", r.Line)
 				}
 			default:
 				t.Errorf("line %d: Kind %q", r.Line, r.Kind)

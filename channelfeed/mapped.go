@@ -699,10 +699,6 @@ func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
 		// A channel may repeat a reference in its refund column on
 		// payments; a payment has no refund number.
 		t.RefundNo = ""
-	case reconcile.KindRefund:
-		if t.RefundNo == "" {
-			return f.errorf(line, mRefundNo, "empty refund number on a refund row")
-		}
 	}
 	if t.ChannelTxnID == "" && (t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund) {
 		return f.errorf(line, mChannelTxnID, "empty channel transaction id on a %s row", t.Kind)

@@ -186,7 +186,7 @@ func TestMappedErrors(t *testing.T) {
 		mappedBadCase("unlisted status", edit(",PENDING", ",DONE"), 3, "status", `unknown status "DONE" (the mapping's statuses list "FAILED", "PENDING", "OK")`),
 		mappedBadCase("empty status", edit(",PENDING", ","), 3, "status", `unknown status ""`),
 		mappedBadCase("payment without order number", edit("SALE,ORD1,", "SALE,,"), 2, "order", "empty order number on a payment row"),
-		mappedBadCase("refund without refund number", edit(",RF1,", ",,"), 3, "refund", "empty refund number on a refund row"),
+		mappedBadCase("refund without refund number or channel id", edit(",RF1,RTX1,", ",,,"), 3, "txn", "empty channel transaction id on a refund row"),
 		mappedBadCase("payment without channel id", edit(",TX1,", ",,"), 2, "txn", "empty channel transaction id on a payment row"),
 		mappedBadCase("empty kind", edit("REFUND,ORD1", ",ORD1"), 3, "type", "empty kind"),
 

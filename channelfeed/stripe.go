@@ -41,6 +41,7 @@ const (
 	stFee
 	stNet
 	stPayout
+	stSource // the refund's id on a refund row
 	stOrder  // payment_metadata[<OrderKey>]
 	stRefund // refund_metadata[<RefundKey>]
 	stColumns
@@ -56,6 +57,7 @@ var stFixedColumns = [...]string{
 	stFee:        "fee",
 	stNet:        "net",
 	stPayout:     "automatic_payout_id",
+	stSource:     "source_id",
 }
 
 // stRequired must be present whatever the rows; a time column and the
@@ -338,9 +340,9 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 		t.Kind = reconcile.KindOther
 		t.RawKind = t.RawKind + " without " + rp.names[stOrder]
 		t.Amount = stAbs(gross)
-	case category == "refund" && rp.idx[stRefund] >= 0 && t.RefundNo == "":
+	case category == "refund" && t.RefundNo == "" && rp.field(rec, stSource) == "":
 		t.Kind = reconcile.KindOther
-		t.RawKind = t.RawKind + " without " + rp.names[stRefund]
+		t.RawKind = t.RawKind + " without " + rp.names[stRefund] + " or source_id"
 		t.Amount = stAbs(gross)
 	case category == "charge":
 		t.Kind = reconcile.KindPayment
@@ -350,10 +352,11 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 		}
 		t.Amount = gross
 	case category == "refund":
+		// Merchants rarely tag refunds with our refund number: a refund
+		// without one is matched by its re_… (source_id), which our
+		// records keep as the refund's channel id.
 		t.Kind = reconcile.KindRefund
-		if rp.idx[stRefund] < 0 {
-			return rp.errorf(line, stRefund, "refund row, but the report lacks the column holding our refund numbers: add it to the report run's columns, or configure the metadata key")
-		}
+		t.ChannelRefundID = rp.field(rec, stSource)
 		if gross > 0 {
 			return rp.errorf(line, stGross, "positive gross %s on a refund row: Stripe books refunds as negative", rp.field(rec, stGross))
 		}

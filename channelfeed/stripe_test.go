@@ -22,9 +22,6 @@ func TestStripeErrors(t *testing.T) {
 	gross := func(s string) string { return edit(",99.80,", ","+s+",") }
 	const refundCol = "refund_metadata[merchant_refund_id]"
 	const orderCol = "payment_metadata[order_id]"
-	withoutRefundColumn := "balance_transaction_id,created_utc,currency,gross,reporting_category,payment_metadata[order_id]\n" +
-		"txn_1,2026-11-28 09:12:45,usd,99.80,charge,ORD1\n" +
-		"txn_2,2026-11-28 10:00:00,usd,-10.00,refund,ORD1\n"
 
 	runBad(t, "stripe", []badCase{
 		{"missing currency", edit(",currency,", ",ccy,"), 1, "currency", "missing required column", false},
@@ -34,7 +31,6 @@ func TestStripeErrors(t *testing.T) {
 		{"missing time", edit("created_utc", "created_at"), 1, "created_utc", "missing required column (nor created", false},
 		{"order metadata not selected", edit(orderCol, "payment_metadata[order_no]"), 1, orderCol, "missing required column", false},
 		{"order metadata key case differs", edit(orderCol, "payment_metadata[Order_ID]"), 1, orderCol, "missing required column", false},
-		{"refund row without refund metadata column", withoutRefundColumn, 3, refundCol, "refund row, but the report lacks the column", false},
 		{"duplicate column", edit(",fee,", ",gross,"), 1, "gross", "duplicate column (fields 5 and 6)", false},
 		{"duplicate column other case", edit(",fee,", ",Currency,"), 1, "Currency", "duplicate column (fields 4 and 6)", false},
 		{"duplicate metadata column", edit(refundCol, orderCol), 1, orderCol, "duplicate column (fields 9 and 10)", false},
@@ -87,11 +83,17 @@ func TestStripeOptionsKeys(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Line != 1 || pe.Column != "payment_metadata[order_no]" {
 		t.Fatalf("OrderKey order_no: err = %v, want line 1, column payment_metadata[order_no]", err)
 	}
-	err = p.Parse(t.Context(), strings.NewReader(stripeBase), Options{Name: "bill.csv", RefundKey: "refund_no"}, nil)
-	if !errors.As(err, &pe) || pe.Line != 3 || pe.Column != "refund_metadata[refund_no]" {
-		t.Fatalf("RefundKey refund_no: err = %v, want line 3, column refund_metadata[refund_no]", err)
-	}
 	var got []reconcile.Transaction
+	// Another refund key: the report's refund_metadata column is not it,
+	// and the refund row has no source_id either, so nothing links it.
+	err = p.Parse(t.Context(), strings.NewReader(stripeBase), Options{Name: "bill.csv", RefundKey: "refund_no"}, func(tx reconcile.Transaction) error {
+		got = append(got, tx)
+		return nil
+	})
+	if err != nil || len(got) != 2 || got[1].Kind != reconcile.KindOther || got[1].RawKind != "refund without refund_metadata[refund_no] or source_id" {
+		t.Fatalf("RefundKey refund_no: rows %+v, err %v; want the refund unrecognised", got, err)
+	}
+	got = nil
 	base := strings.Replace(stripeBase, "payment_metadata[order_id]", "Payment_Metadata[order_id]", 1)
 	err = p.Parse(t.Context(), strings.NewReader(base), Options{Name: "bill.csv"}, func(tx reconcile.Transaction) error {
 		got = append(got, tx)
@@ -265,13 +267,40 @@ func TestStripeRowsWithoutOurNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 14 || len(other) != 2 {
-		t.Fatalf("got %d rows, %d without our numbers; want 14 and 2", n, len(other))
+	if n != 14 || len(other) != 1 {
+		t.Fatalf("got %d rows, %d without our numbers; want 14 and 1", n, len(other))
 	}
 	if got, want := other[0].RawKind, "charge without payment_metadata[order_id]"; got != want || other[0].Amount != 4999 {
 		t.Errorf("charge: got %q %d, want %q 4999", got, other[0].Amount, want)
 	}
-	if got, want := other[1].RawKind, "refund without refund_metadata[merchant_refund_id]"; got != want {
-		t.Errorf("refund: got %q, want %q", got, want)
+}
+
+// TestStripeRefundsWithoutOurNumber: merchants rarely tag refunds, so a
+// report may lack the refund metadata column or leave it empty; such a
+// refund is a refund still, to be matched by its re_… (source_id).
+func TestStripeRefundsWithoutOurNumber(t *testing.T) {
+	for name, in := range map[string]string{
+		"no refund metadata column": "balance_transaction_id,created_utc,currency,gross,reporting_category,source_id,payment_metadata[order_id]\n" +
+			"txn_1,2026-11-28 09:12:45,usd,99.80,charge,ch_1,ORD1\n" +
+			"txn_2,2026-11-28 10:00:00,usd,-10.00,refund,re_2,ORD1\n",
+		"empty refund metadata": "balance_transaction_id,created_utc,currency,gross,reporting_category,source_id,payment_metadata[order_id],refund_metadata[merchant_refund_id]\n" +
+			"txn_1,2026-11-28 09:12:45,usd,99.80,charge,ch_1,ORD1,\n" +
+			"txn_2,2026-11-28 10:00:00,usd,-10.00,refund,re_2,ORD1,\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			var got []reconcile.Transaction
+			err := stripeParser{}.Parse(t.Context(), strings.NewReader(in), Options{Name: "s.csv"}, func(tx reconcile.Transaction) error {
+				got = append(got, tx)
+				return nil
+			})
+			if err != nil || len(got) != 2 {
+				t.Fatalf("rows %+v, err %v", got, err)
+			}
+			r := got[1]
+			if r.Kind != reconcile.KindRefund || r.RefundNo != "" || r.OrderNo != "ORD1" || r.ChannelTxnID != "txn_2" ||
+				r.ChannelRefundID != "re_2" || r.RefundID() != "re_2" || r.Amount != 1000 {
+				t.Errorf("refund row: %+v, want a refund of ORD1 of 10.00 to match by re_2", r)
+			}
+		})
 	}
 }

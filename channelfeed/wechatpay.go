@@ -578,10 +578,14 @@ func (b *wxBill) refund(t *reconcile.Transaction, f []string, vals *wxAmounts, l
 	// Payment rows carry "0" as refund number; on a refund row it
 	// would become a key shared by unrelated refunds.
 	t.RefundNo = wxField(f, b.iRefundNo)
-	if t.RefundNo == "" || t.RefundNo == "0" {
-		return b.opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s)", reconcile.Quote(t.RefundNo))
-	}
 	t.ChannelTxnID = wxField(f, b.iRefundID)
+	if t.RefundNo == "" || t.RefundNo == "0" {
+		// Matched by 微信退款单号 instead, where the row has one.
+		if t.ChannelTxnID == "" || t.ChannelTxnID == "0" {
+			return b.opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s) or a 微信退款单号", reconcile.Quote(t.RefundNo))
+		}
+		t.RefundNo = ""
+	}
 	if wxField(f, b.sumIdx[b.kRefund]) == "" {
 		return b.opts.errorf(line, b.name(b.refundAmount), "empty amount")
 	}

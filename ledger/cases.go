@@ -210,3 +210,30 @@ func (db *DB) EarlierOrders(ctx context.Context, channel string, day reconcile.B
 	}
 	return interpretError(rows.Err())
 }
+
+// RefundsByChannelID returns the channel's refunds whose channel refund
+// id is one of ids: for the refund rows of a file that do not carry our
+// refund number (see matcher.UnkeyedRefunds). Each comes with its
+// number, order and that id (as ChannelTxnID).
+func (db *DB) RefundsByChannelID(ctx context.Context, channel string, ids []string) ([]reconcile.LocalRecord, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, `
+SELECT refund_no, order_no, channel_refund_id FROM refunds
+ WHERE channel = $1 AND channel_refund_id = ANY($2::text[])
+ ORDER BY refund_no`, channel, ids)
+	if err != nil {
+		return nil, fmt.Errorf("refunds by their channel id: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var out []reconcile.LocalRecord
+	for rows.Next() {
+		r := reconcile.LocalRecord{Kind: reconcile.KindRefund}
+		if err := rows.Scan(&r.RefundNo, &r.OrderNo, &r.ChannelTxnID); err != nil {
+			return nil, fmt.Errorf("refunds by their channel id: %w", interpretError(err))
+		}
+		out = append(out, r)
+	}
+	return out, interpretError(rows.Err())
+}

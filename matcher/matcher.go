@@ -87,8 +87,12 @@ type Matcher struct {
 	// settled on earlier nights (AddEarlierOrder).
 	orders        map[string]*reconcile.OrderRefunds
 	earlierOrders []reconcile.LocalRecord
-	rates         map[string]uint16 // the files' own fee rates, by their code in the row
-	rateWords     []string
+	// unkeyed are refund rows without our refund number, kept aside until
+	// their channel refund id is looked up (ResolveRefunds); those nothing
+	// links stay here and are reported.
+	unkeyed   []reconcile.Transaction
+	rates     map[string]uint16 // the files' own fee rates, by their code in the row
+	rateWords []string
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -138,6 +142,15 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 		m.others = append(m.others, tx)
 		return
 	}
+	if tx.Kind == reconcile.KindRefund && tx.RefundNo == "" {
+		m.unkeyed = append(m.unkeyed, tx) // until its refund id is looked up (ResolveRefunds)
+		return
+	}
+	m.index(tx)
+}
+
+// index puts a payment or refund row in the index under its key.
+func (m *Matcher) index(tx reconcile.Transaction) {
 	kind := codeOfKind(tx.Kind)
 	r := row{
 		order: m.arena.add(tx.OrderNo), id: m.arena.add(tx.ChannelTxnID),
@@ -427,6 +440,9 @@ func (m *Matcher) Classify() Classification {
 	}
 	for _, tx := range m.others {
 		add(unrecognized(tx))
+	}
+	for _, tx := range m.unkeyed {
+		add(unlinkedRefund(tx))
 	}
 	reconcile.SortFindings(res.Findings)
 	return res
@@ -808,6 +824,16 @@ func reversedOriginal(r reconcile.Finding) reconcile.Finding {
 	f := vanished(r)
 	f.Hint = fmt.Sprintf("An earlier run of this date reversed %s as a duplicate, but in the corrected file it is the first settlement of its key: the reversal stands on a row that is no duplicate now. Decide whether to undo it.",
 		rowName(r))
+	return f
+}
+
+// unlinkedRefund is the finding of a refund row without our refund
+// number whose channel refund id no refund of ours carries.
+func unlinkedRefund(tx reconcile.Transaction) reconcile.Finding {
+	f := fromRow(tx, nil)
+	f.Category = reconcile.Unrecognized
+	f.Hint = fmt.Sprintf("Line %d refunds %s of order %s but names no refund number of ours, and no refund of ours carries its channel refund id %s: find the refund (one made at the channel by hand?) and record it.",
+		tx.Line, money(tx.Amount, tx.Currency), tx.OrderNo, reconcile.Quote(tx.RefundID()))
 	return f
 }
 

@@ -45,6 +45,24 @@ func (n night) classify(t *testing.T) matcher.Classification {
 		m.AddRow(r)
 		keys[string(r.Kind)+r.Key()] = true
 	}
+	// Refund rows without our number, linked by the channel's refund id.
+	ids := m.UnkeyedRefunds()
+	var linked []reconcile.LocalRecord
+	for _, r := range n.refunds {
+		if slices.Contains(ids, r.ChannelTxnID) {
+			linked = append(linked, r)
+		}
+	}
+	m.ResolveRefunds(linked, func(reconcile.Transaction) bool { return true })
+	for _, r := range n.rows {
+		if r.Kind == reconcile.KindRefund && r.RefundNo == "" {
+			for _, l := range linked {
+				if l.ChannelTxnID == r.RefundID() {
+					keys[string(r.Kind)+l.RefundNo] = true
+				}
+			}
+		}
+	}
 	// The day's window, and the records of tonight's keys.
 	for _, rec := range append(slices.Clone(n.orders), n.refunds...) {
 		if d.Contains(rec.SettledAt) || keys[string(rec.Kind)+rec.Key()] {
@@ -151,6 +169,7 @@ func TestNewKeys(t *testing.T) {
 	afterMidnight := customerOrder("XK3", 9, 5000, "2026-11-29 00:00:01.000")
 	beforeMidnight.SettledAt = when("2026-11-28 23:59:59.000")
 
+	unnumbered := func(tx reconcile.Transaction) reconcile.Transaction { tx.RefundNo = ""; return tx }
 	tests := []struct {
 		name  string
 		night night
@@ -228,6 +247,18 @@ func TestNewKeys(t *testing.T) {
 			name:  "a refund of an order we have no record of is missing_local, as before",
 			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100b)},
 			want:  []brief{{reconcile.MissingLocal, "RTXR1XR1", false}, {reconcile.MissingLocal, "RTXR2XR2", false}},
+		},
+		{
+			name: "two partial refunds without our numbers, linked by the channel's ids",
+			night: night{date: "2026-11-28", opts: windows, rows: []reconcile.Transaction{unnumbered(rowOf(r30)), unnumbered(rowOf(r70))},
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r30, r70}},
+		},
+		{
+			name: "a refund nothing links is reported, and counted in its order's refunds",
+			night: night{date: "2026-11-28", opts: windows, rows: []reconcile.Transaction{rowOf(r100a), unnumbered(rowOf(r100b))},
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a}},
+			want: []brief{{reconcile.OverRefund, "RTXR2", false}, {reconcile.Unrecognized, "RTXR2", false}},
+			hint: "refunded 200.00 CNY in 2 refunds",
 		},
 		{
 			name: "the same customer pays twice, 40 ms apart",

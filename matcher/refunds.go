@@ -38,6 +38,12 @@ func (m *Matcher) RefundOrders() []string {
 			out = append(out, order)
 		}
 	}
+	for _, tx := range m.unkeyed {
+		if tx.OrderNo != "" && !seen[tx.OrderNo] {
+			seen[tx.OrderNo] = true
+			out = append(out, tx.OrderNo)
+		}
+	}
 	sort.Strings(out)
 	return out
 }
@@ -93,6 +99,10 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 		for ri := g.first; ri >= 0; ri = m.rows[ri].next {
 			tonight[string(order)] = append(tonight[string(order)], m.transaction(ri))
 		}
+	}
+	// A refund nothing linked to ours is money refunded all the same.
+	for _, tx := range m.unkeyed {
+		tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 	}
 	for _, o := range m.orders {
 		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo]) {
@@ -165,7 +175,11 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 		fromRow(tx, r)
 	}
 	for _, tx := range rows {
-		r := get(tx.RefundNo)
+		no := tx.RefundNo
+		if no == "" {
+			no = unnumbered + tx.RefundID() // known by the channel's id alone
+		}
+		r := get(no)
 		r.tonight = true
 		fromRow(tx, r)
 	}
@@ -217,7 +231,7 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 	}
 	f := reconcile.Finding{
 		Category: reconcile.OverRefund, Kind: reconcile.KindRefund,
-		OrderNo: order.OrderNo, RefundNo: last.no, ChannelTxnID: last.id, OccurredAt: last.at, Line: last.line,
+		OrderNo: order.OrderNo, RefundNo: last.number(), ChannelTxnID: last.id, OccurredAt: last.at, Line: last.line,
 		HasChannel: true, ChannelAmount: total, Currency: order.Currency, ChannelStatus: reconcile.StatusSuccess,
 		HasLocal: true, LocalAmount: order.Amount, LocalCurrency: order.Currency, LocalStatus: order.Status,
 		LocalTxnID: order.ChannelTxnID,
@@ -227,7 +241,7 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 	}
 	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %d refunds: %s more than was paid. Refund %s took it past the order's amount.",
 		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), len(refunds),
-		money(total-order.Amount, order.Currency), last.no)
+		money(total-order.Amount, order.Currency), last.name())
 	return f
 }
 
@@ -236,7 +250,7 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 func suspectedRefund(o *reconcile.OrderRefunds, earlier, later *refundSeen) reconcile.Finding {
 	f := reconcile.Finding{
 		Category: reconcile.SuspectedDuplicateRefund, Kind: reconcile.KindRefund,
-		OrderNo: o.Order.OrderNo, RefundNo: later.no, ChannelTxnID: later.id, OriginalTxnID: earlier.id,
+		OrderNo: o.Order.OrderNo, RefundNo: later.number(), ChannelTxnID: later.id, OriginalTxnID: earlier.id,
 		OccurredAt: later.at, Line: later.line,
 		HasChannel: later.channel, ChannelAmount: later.amount, Currency: later.currency,
 		Related: []string{earlier.describe()},
@@ -248,14 +262,34 @@ func suspectedRefund(o *reconcile.OrderRefunds, earlier, later *refundSeen) reco
 		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus = true, later.amount, later.currency, reconcile.RefundSucceeded
 	}
 	f.Hint = fmt.Sprintf("Refund %s of order %s (%s) settled %s after refund %s of the same amount: the same refund again under another number? Approve to reverse this one.",
-		later.no, o.Order.OrderNo, money(later.amount, later.currency), gap(later.at.Sub(earlier.at)), earlier.no)
+		later.name(), o.Order.OrderNo, money(later.amount, later.currency), gap(later.at.Sub(earlier.at)), earlier.name())
 	return f
+}
+
+// unnumbered begins the name of a refund tonight's file does not give our
+// number for, and our records do not know.
+const unnumbered = "\x00"
+
+// number is the refund's number, "" for one known by its channel id only.
+func (r *refundSeen) number() string {
+	if strings.HasPrefix(r.no, unnumbered) {
+		return ""
+	}
+	return r.no
+}
+
+// name is the refund's number, as a hint names it.
+func (r *refundSeen) name() string {
+	if strings.HasPrefix(r.no, unnumbered) {
+		return "without our refund number"
+	}
+	return r.no
 }
 
 // describe is one line of a case's Related column.
 func (r *refundSeen) describe() string {
 	var b strings.Builder
-	b.WriteString("refund " + r.no)
+	b.WriteString("refund " + r.name())
 	if r.id != "" {
 		b.WriteString(", channel id " + r.id)
 	}
@@ -286,4 +320,55 @@ func gap(d time.Duration) string {
 	default:
 		return d.Round(time.Minute).String()
 	}
+}
+
+// A refund row may not carry our refund number (Stripe reports without
+// the refund metadata, Adyen's payment reference repeated on every refund
+// of the order): it is matched by the channel's id of the refund, which
+// our records keep, within its order.
+
+// UnkeyedRefunds returns the channel refund ids of tonight's refund rows
+// that carry no refund number of ours, to be looked up in our records.
+func (m *Matcher) UnkeyedRefunds() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, tx := range m.unkeyed {
+		if id := tx.RefundID(); id != "" && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// ResolveRefunds takes our refunds whose channel refund ids
+// UnkeyedRefunds asked for (RefundNo, OrderNo and ChannelTxnID set), and
+// indexes each row they link to under the refund's number: the row's id
+// is the refund's, and the row is of the refund's order. Call it before
+// any local record. keep says whether the row, with its number, belongs
+// to the run (its shard); a row kept unlinked is reported.
+func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reconcile.Transaction) bool) {
+	byID := map[string][]reconcile.LocalRecord{}
+	for _, r := range refunds {
+		byID[r.ChannelTxnID] = append(byID[r.ChannelTxnID], r)
+	}
+	var unlinked []reconcile.Transaction
+	for _, tx := range m.unkeyed {
+		for _, r := range byID[tx.RefundID()] {
+			if tx.OrderNo == "" || tx.OrderNo == r.OrderNo {
+				tx.RefundNo, tx.OrderNo = r.RefundNo, r.OrderNo
+				break
+			}
+		}
+		switch {
+		case !keep(tx):
+			m.rowCount-- // another shard's row
+		case tx.RefundNo == "":
+			unlinked = append(unlinked, tx)
+		default:
+			m.index(tx)
+		}
+	}
+	m.unkeyed = unlinked
 }

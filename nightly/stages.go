@@ -119,7 +119,9 @@ func (n *night) parse(ctx context.Context) error {
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}
-		if spec.Shard.Owns(tx) {
+		// A refund without our refund number belongs to a shard once its
+		// number is known (ResolveRefunds).
+		if spec.Shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "" {
 			n.m.AddRow(tx)
 		}
 	})
@@ -138,6 +140,13 @@ func (n *night) parse(ctx context.Context) error {
 // business date, then the records of keys the file names outside it.
 func (n *night) loadLocal(ctx context.Context) error {
 	spec, db, progress := n.spec, n.db, n.progress
+	// Refund rows without our refund number get it from our records by
+	// the channel's refund id, before any record is streamed past them.
+	linked, err := db.RefundsByChannelID(ctx, spec.Channel, n.m.UnkeyedRefunds())
+	if err != nil {
+		return err
+	}
+	n.m.ResolveRefunds(linked, spec.Shard.Owns)
 	// Earlier nights are merged by key hash: tonight's keys are listed so
 	// now, while the local records do not yet take their memory.
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {

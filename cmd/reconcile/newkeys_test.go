@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -163,4 +164,84 @@ func mapsEqual(a, b map[string]int) bool {
 		}
 	}
 	return true
+}
+
+// TestRefundsWithoutOurNumbers: real Stripe reports often lack the refund
+// metadata column, and real Adyen reports repeat the payment's reference
+// on every refund of the order. Such refunds are matched by the channel's
+// refund id within their order: two partial refunds stay two, and a
+// refund nothing links (one made at the channel by hand) is reported and
+// counted in its order's refunds.
+func TestRefundsWithoutOurNumbers(t *testing.T) {
+	tests := []struct {
+		name, format, file string
+		sql                string
+		want               map[string]int
+	}{
+		{
+			name: "stripe", format: "stripe",
+			file: `automatic_payout_id,balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,description,payment_metadata[order_id]
+po_1,txn_1,2026-11-28 09:00:00,usd,100.00,3.20,96.80,charge,ch_1,Order S1,S1
+po_1,txn_2,2026-11-28 10:00:00,usd,-30.00,0.00,-30.00,refund,re_1,REFUND FOR CHARGE (Order S1),S1
+po_1,txn_3,2026-11-28 11:00:00,usd,-70.00,0.00,-70.00,refund,re_2,REFUND FOR CHARGE (Order S1),S1
+po_1,txn_4,2026-11-28 12:00:00,usd,-100.00,0.00,-100.00,refund,re_3,REFUND FOR CHARGE (Order S1),S1
+po_1,txn_5,2026-11-28 12:30:00,usd,-106.80,0.00,-106.80,payout,po_1,STRIPE PAYOUT,
+`,
+			sql: `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, channel_txn_id, paid_at) VALUES
+  ('S1', 10000, 'USD', 'REFUNDED', 'shop', 'ch_1', '2026-11-28 09:00:00+00');
+INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
+  ('SR1', 'S1', 3000, 'USD', 'SUCCEEDED', 'shop', 're_1', '2026-11-28 10:00:00+00'),
+  ('SR2', 'S1', 7000, 'USD', 'SUCCEEDED', 'shop', 're_2', '2026-11-28 11:00:00+00');`,
+			want: map[string]int{"matched": 3, "unrecognized": 1, "over_refund": 1, "suspected_duplicate_refund": 0, "missing_channel": 0},
+		},
+		{
+			name: "adyen", format: "adyen",
+			file: `Company Account,Merchant Account,Psp Reference,Merchant Reference,Payment Method,Creation Date,TimeZone,Type,Modification Reference,Gross Currency,Gross Debit (GC),Gross Credit (GC),Exchange Rate,Net Currency,Net Debit (NC),Net Credit (NC),Commission (NC),Markup (NC),Scheme Fees (NC),Interchange (NC),Payment Method Variant,Modification Merchant Reference,Batch Number,Reserved4,Reserved5,Reserved6,Reserved7,Reserved8,Reserved9,Reserved10
+Acme,AcmeShop,PSP1,A1,visa,2026-11-28 09:00:00,UTC,Settled,CAP1,EUR,,100,1,EUR,,100,,,,,visa,<auto>,7,,,,,,,
+Acme,AcmeShop,PSP1,A1,visa,2026-11-28 10:00:00,UTC,Refunded,REF1,EUR,30,,1,EUR,30,,,,,,visa,A1,7,,,,,,,
+Acme,AcmeShop,PSP1,A1,visa,2026-11-28 11:00:00,UTC,Refunded,REF2,EUR,70,,1,EUR,70,,,,,,visa,A1,7,,,,,,,
+Acme,AcmeShop,PSP2,A2,visa,2026-11-28 12:00:00,UTC,Settled,CAP2,EUR,,50,1,EUR,,50,,,,,visa,<auto>,7,,,,,,,
+Acme,AcmeShop,,,,2026-11-29 00:46:38,UTC,MerchantPayout,"TX000000007XT batch 7, AcmeShop",,,,,EUR,50,,,,,,,,7,,,,,,,
+`,
+			sql: `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, channel_txn_id, paid_at) VALUES
+  ('A1', 10000, 'EUR', 'REFUNDED', 'shop', 'CAP1', '2026-11-28 09:00:00+00'),
+  ('A2',  5000, 'EUR', 'PAID',     'shop', 'CAP2', '2026-11-28 12:00:00+00');
+INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
+  ('AR1', 'A1', 3000, 'EUR', 'SUCCEEDED', 'shop', 'REF1', '2026-11-28 10:00:00+00'),
+  ('AR2', 'A1', 7000, 'EUR', 'SUCCEEDED', 'shop', 'REF2', '2026-11-28 11:00:00+00');`,
+			want: map[string]int{"matched": 4, "unrecognized": 0, "over_refund": 0, "suspected_duplicate_refund": 0,
+				"duplicate_refund": 0, "missing_channel": 0, "missing_local": 0},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, dsn := dbWith(t, tt.sql)
+			file := t.TempDir() + "/" + tt.name + ".csv"
+			if err := os.WriteFile(file, []byte(tt.file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			c := newCLI(nil)
+			out := t.TempDir()
+			if code := c.run(t, "run", "--date", "2026-11-28", "--channel", "shop", "--format", tt.format, "--tz", "UTC",
+				"--file", file, "--dsn", dsn, "--out", out); code != ExitOK {
+				t.Fatalf("exit %d\n%s", code, c.errb)
+			}
+			s := readSummary(t, out)
+			for cat, n := range tt.want {
+				if s.Counts[cat] != n {
+					t.Errorf("%s: got %d, want %d (counts %v)", cat, s.Counts[cat], n, s.Counts)
+				}
+			}
+			if tt.name == "stripe" {
+				review := sheetText(t, out, "2026-11-28", "Review")
+				for _, want := range []string{"no refund of ours carries its channel refund id \"re_3\"", "refunded 200.00 USD in 3 refunds"} {
+					if !strings.Contains(review, want) {
+						t.Errorf("Review lacks %q:\n%s", want, review)
+					}
+				}
+			}
+		})
+	}
 }

@@ -222,6 +222,9 @@ type LocalRow struct {
 	Customer    int64
 	HasCustomer bool
 	CreatedAt   time.Time
+	// OtherShard marks an order of another shard's key that a shard reads
+	// for the cases of its customers (see Shard.HasCustomer).
+	OtherShard bool
 }
 
 // Record copies the row into a LocalRecord.

@@ -68,6 +68,13 @@ func (s Shard) Has(key string) bool {
 	return ShardOf(key, s.Count) == s.Index
 }
 
+// HasCustomer reports whether the cases of a customer (the same payment
+// again under another order) belong to the shard: by the customer id,
+// written in decimal, as a key.
+func (s Shard) HasCustomer(id int64) bool {
+	return s.Has(strconv.FormatInt(id, 10))
+}
+
 // Owns reports whether the row belongs to the shard: a payment or refund
 // by its key; a row without a key of ours (a fee, an unrecognised row) to
 // the first shard, so that it is counted once.

@@ -52,13 +52,22 @@ const refundColumns = `'refund', r.order_no, r.refund_no, r.amount_minor, r.curr
 // and the status matters only for the few keys that do not simply match
 // (see IdemStatuses).
 func windowSQL(customers, sharded bool) string {
-	orderShard, refundShard := "", ""
+	kind, orderShard, refundShard := "'payment'", "", ""
 	if sharded {
-		orderShard = "\n   AND " + shardSQL("o.order_no", "$4::bigint") + " = $5"
+		mine := shardSQL("o.order_no", "$4::bigint") + " = $5"
+		orderShard = "\n   AND " + mine
 		refundShard = "\n   AND " + shardSQL("r.refund_no", "$4::bigint") + " = $5"
+		if customers {
+			// The day's orders of this shard's customers held by other
+			// shards' keys come too, marked: the customers' cases are
+			// this shard's (reconcile.Shard.HasCustomer).
+			theirs := shardSQL("o.user_id::text", "$4::bigint") + " = $5"
+			kind = "CASE WHEN " + mine + " THEN 'payment' ELSE 'other' END"
+			orderShard = "\n   AND (" + mine + " OR o.user_id IS NOT NULL AND " + theirs + ")"
+		}
 	}
 	return `
-SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
+SELECT ` + kind + `, o.order_no, '', o.amount_minor, o.currency, o.status,
        coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
   FROM orders o
  WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3` + orderShard + `
@@ -201,10 +210,9 @@ func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.Bus
 		if len(v) != 11 || len(v[3]) != 8 {
 			return n, fmt.Errorf("load local records of %s %s: unexpected row shape", channel, day)
 		}
+		r.Kind, r.OtherShard = reconcile.KindPayment, string(v[0]) == "other"
 		if string(v[0]) == "refund" {
 			r.Kind = reconcile.KindRefund
-		} else {
-			r.Kind = reconcile.KindPayment
 		}
 		r.OrderNo, r.RefundNo, r.Currency, r.Status, r.ChannelTxnID, r.IdemStatus = v[1], v[2], v[4], v[5], v[6], v[8]
 		r.Amount = int64(binary.BigEndian.Uint64(v[3]))

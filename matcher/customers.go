@@ -15,21 +15,45 @@ import (
 // may pair with one settled on an earlier night, which the ledger finds
 // (EarlyOrders, AddEarlierOrder). Without the customer in the local
 // records (a deployment's view without orders.user_id) nothing pairs.
+//
+// Of a shard, a customer's case is the customer's shard's
+// (Shard.HasCustomer): it reads the day's orders of its customers that
+// other shards' keys hold (AddLocalRow of OtherShard records), and knows
+// from the file which of those settled tonight (AddSettledElsewhere). A
+// case is told from our records alone, so that every shard, and the run
+// of the whole, tell it alike.
 
-// EarlyOrders returns tonight's settled orders with a customer that were
-// created early enough for a partner settled on an earlier night: within
-// the payment window (and the cut-off's grace) of the day's start, or
-// before it.
+// EarlyOrders returns tonight's settled orders of the run's customers that
+// were created early enough for a partner settled on an earlier night:
+// within the payment window (and the cut-off's grace) of the day's start,
+// or before it.
 func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
 	m.flush()
 	if m.opts.PaymentWindow <= 0 {
 		return nil
 	}
-	bound := unixNano(m.day.Start().Add(m.opts.PaymentWindow + m.opts.Grace))
+	bound := m.day.Start().Add(m.opts.PaymentWindow + m.opts.Grace)
 	var out []reconcile.LocalRecord
 	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil && l.created < bound {
+		if l := m.orderLocal(int32(gi)); l != nil && l.created < unixNano(bound) {
 			out = append(out, *m.local(m.groups[gi].local))
+		}
+	}
+	for _, rec := range m.settledOthers() {
+		if rec.CreatedAt.Before(bound) {
+			out = append(out, rec)
+		}
+	}
+	return out
+}
+
+// settledOthers are the orders of other shards' keys, of the run's
+// customers, that rows of tonight's file settled.
+func (m *Matcher) settledOthers() []reconcile.LocalRecord {
+	var out []reconcile.LocalRecord
+	for _, rec := range m.otherOrders {
+		if rec.HasCustomer && rec.Settled() && m.opts.Shard.HasCustomer(rec.Customer) && m.settledTonight(rec.OrderNo) {
+			out = append(out, rec)
 		}
 	}
 	return out
@@ -41,16 +65,62 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 	m.earlierOrders = append(m.earlierOrders, rec)
 }
 
+// tonightsOrders lists the orders rule 10 looks at tonight: paid, with a
+// customer of the run's, and settled by a row of tonight's file. Of the
+// index's orders only those whose customer, amount and currency another
+// order shares are listed: they are first counted in a small table of
+// counters, for at millions of orders nearly every one is alone.
+func (m *Matcher) tonightsOrders() []reconcile.LocalRecord {
+	n := 1024
+	for n < 2*len(m.groups) {
+		n *= 2
+	}
+	counters := make([]uint8, n)
+	slot := func(customer, amount int64, cur [3]byte) *uint8 {
+		h := uint64(customer)*0x9E3779B97F4A7C15 ^ uint64(amount)*0xC2B2AE3D27D4EB4F ^
+			uint64(cur[0])<<40 ^ uint64(cur[1])<<48 ^ uint64(cur[2])<<56
+		h ^= h >> 31 // splitmix64's finish
+		h *= 0xBF58476D1CE4E5B9
+		h ^= h >> 29
+		return &counters[h&uint64(n-1)]
+	}
+	count := func(customer, amount int64, cur [3]byte, least uint8) {
+		if c := slot(customer, amount, cur); *c < least {
+			*c = least
+		} else if *c < 2 {
+			*c++
+		}
+	}
+	others := m.settledOthers()
+	// An order of an earlier night or of another shard pairs with the
+	// index's, if with any: it counts as two.
+	for _, rec := range append(slices.Clone(m.earlierOrders), others...) {
+		count(rec.Customer, rec.Amount, curOf(rec.Currency), 2)
+	}
+	for gi := range m.groups {
+		if l := m.orderLocal(int32(gi)); l != nil {
+			count(l.customer, l.amount, l.cur, 1)
+		}
+	}
+	out := others
+	for gi := range m.groups {
+		if l := m.orderLocal(int32(gi)); l != nil && *slot(l.customer, l.amount, l.cur) >= 2 {
+			out = append(out, *m.local(m.groups[gi].local))
+		}
+	}
+	return out
+}
+
 // orderLocal is the local record of group gi when it is an order that
-// rule 10 looks at: paid, with a customer, and settled by a row of
-// tonight's file.
+// rule 10 looks at: paid, with a customer of the run's, and settled by a
+// row of tonight's file.
 func (m *Matcher) orderLocal(gi int32) *localRow {
 	g := &m.groups[gi]
 	if g.kind != paymentCode || g.local < 0 {
 		return nil
 	}
 	l := &m.locals[g.local]
-	if !l.hasCustomer || localOutcome(m.words[l.status]) != reconcile.StatusSuccess {
+	if !l.hasCustomer || localOutcome(m.words[l.status]) != reconcile.StatusSuccess || !m.opts.Shard.HasCustomer(l.customer) {
 		return nil
 	}
 	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
@@ -61,12 +131,11 @@ func (m *Matcher) orderLocal(gi int32) *localRow {
 	return nil
 }
 
-// paidOrder is an order rule 10 compares: of tonight's file (gi ≥ 0) or
-// settled on an earlier night (earlierOrders[ei]).
+// paidOrder is an order rule 10 compares, settled tonight or on an
+// earlier night.
 type paidOrder struct {
-	customer, amount, created int64
-	gi, ei                    int32
-	cur                       [3]byte
+	reconcile.LocalRecord
+	tonight bool
 }
 
 // customerCases applies rule 10.
@@ -74,105 +143,41 @@ func (m *Matcher) customerCases(add func(reconcile.Finding)) {
 	if m.opts.PaymentWindow <= 0 {
 		return
 	}
-	orders := m.paidOrders()
+	var orders []paidOrder
+	for _, o := range m.tonightsOrders() {
+		orders = append(orders, paidOrder{o, true})
+	}
+	for _, o := range m.earlierOrders {
+		orders = append(orders, paidOrder{o, false})
+	}
 	slices.SortFunc(orders, func(a, b paidOrder) int {
-		return cmp.Or(cmp.Compare(a.customer, b.customer), cmp.Compare(string(a.cur[:]), string(b.cur[:])),
-			cmp.Compare(a.amount, b.amount), cmp.Compare(a.created, b.created), cmp.Compare(m.orderNo(a), m.orderNo(b)))
+		return cmp.Or(cmp.Compare(a.Customer, b.Customer), cmp.Compare(a.Currency, b.Currency),
+			cmp.Compare(a.Amount, b.Amount), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
 	})
-	window := m.opts.PaymentWindow.Nanoseconds()
 	for j := 1; j < len(orders); j++ {
 		later := &orders[j]
 		for i := j - 1; i >= 0; i-- {
 			earlier := &orders[i]
-			if earlier.customer != later.customer || earlier.cur != later.cur || earlier.amount != later.amount ||
-				later.created-earlier.created > window {
+			if earlier.Customer != later.Customer || earlier.Currency != later.Currency || earlier.Amount != later.Amount ||
+				later.CreatedAt.Sub(earlier.CreatedAt) > m.opts.PaymentWindow {
 				break
 			}
-			if m.orderNo(*earlier) == m.orderNo(*later) {
+			if earlier.OrderNo == later.OrderNo {
 				continue // an order of tonight the ledger also gave as earlier
 			}
-			if earlier.gi >= 0 || later.gi >= 0 {
-				add(m.suspectedPayment(m.paidRecord(*earlier), m.paidRecord(*later), later.gi))
+			if earlier.tonight || later.tonight {
+				add(suspectedPayment(earlier.LocalRecord, later.LocalRecord))
 			}
 			break
 		}
 	}
 }
 
-// paidOrders lists the orders rule 10 compares. Tonight's are first
-// counted by customer, amount and currency in a small table of counters,
-// and only those whose count reached two are listed: at millions of
-// orders, nearly every customer's order is alone.
-func (m *Matcher) paidOrders() []paidOrder {
-	n := 1024
-	for n < 2*len(m.groups) {
-		n *= 2
-	}
-	counters := make([]uint8, n)
-	mask := uint64(n - 1)
-	slot := func(customer, amount int64, cur [3]byte) *uint8 {
-		h := uint64(customer)*0x9E3779B97F4A7C15 ^ uint64(amount)*0xC2B2AE3D27D4EB4F ^
-			uint64(cur[0])<<40 ^ uint64(cur[1])<<48 ^ uint64(cur[2])<<56
-		h ^= h >> 31 // splitmix64's finish
-		h *= 0xBF58476D1CE4E5B9
-		h ^= h >> 29
-		return &counters[h&mask]
-	}
-	for _, rec := range m.earlierOrders {
-		if c := slot(rec.Customer, rec.Amount, curOf(rec.Currency)); *c < 2 {
-			*c = 2 // an earlier order always pairs with tonight's, if with any
-		}
-	}
-	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil {
-			if c := slot(l.customer, l.amount, l.cur); *c < 2 {
-				*c++
-			}
-		}
-	}
-	var out []paidOrder
-	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil && *slot(l.customer, l.amount, l.cur) >= 2 {
-			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, gi: int32(gi), ei: -1, cur: l.cur})
-		}
-	}
-	for ei, rec := range m.earlierOrders {
-		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: unixNano(rec.CreatedAt),
-			gi: -1, ei: int32(ei), cur: curOf(rec.Currency)})
-	}
-	return out
-}
-
-func (m *Matcher) orderNo(p paidOrder) string {
-	if p.gi >= 0 {
-		return m.arena.str(m.groups[p.gi].key)
-	}
-	return m.earlierOrders[p.ei].OrderNo
-}
-
-// paidRecord is the order's local record, with the channel id of its row
-// tonight where it has one.
-func (m *Matcher) paidRecord(p paidOrder) reconcile.LocalRecord {
-	if p.gi < 0 {
-		return m.earlierOrders[p.ei]
-	}
-	g := &m.groups[p.gi]
-	rec := *m.local(g.local)
-	if id := m.arena.str(m.rows[g.first].id); id != "" {
-		rec.ChannelTxnID = id
-	}
-	return rec
-}
-
-// suspectedPayment is rule 10's finding, about the later order; gi is
-// its group when tonight's file carries it.
-func (m *Matcher) suspectedPayment(earlier, later reconcile.LocalRecord, gi int32) reconcile.Finding {
+// suspectedPayment is rule 10's finding, about the later order, from our
+// records: the row that settled it may be another shard's.
+func suspectedPayment(earlier, later reconcile.LocalRecord) reconcile.Finding {
 	f := fromRow(reconcile.Transaction{Kind: reconcile.KindPayment, OrderNo: later.OrderNo, ChannelTxnID: later.ChannelTxnID,
 		Amount: later.Amount, Currency: later.Currency, OccurredAt: later.SettledAt, Status: reconcile.StatusSuccess}, &later)
-	if gi >= 0 {
-		tx := m.transaction(m.groups[gi].first)
-		f.OccurredAt, f.Line, f.ChannelAmount, f.Currency = tx.OccurredAt, tx.Line, tx.Amount, tx.Currency
-	}
 	f.Category = reconcile.SuspectedDuplicatePayment
 	f.OriginalTxnID = earlier.ChannelTxnID
 	apart := later.CreatedAt.Sub(earlier.CreatedAt)
@@ -182,4 +187,22 @@ func (m *Matcher) suspectedPayment(earlier, later reconcile.LocalRecord, gi int3
 	f.Hint = fmt.Sprintf("Customer %d paid %s twice, 2 orders %s apart: %s and then %s, both settled by the channel. The customer's second click? Approve to reverse this one.",
 		later.Customer, money(later.Amount, later.Currency), gap(apart), earlier.OrderNo, later.OrderNo)
 	return f
+}
+
+// orderHash is an order number's hash in settledElsewhere, the index's
+// own 64 bits: a few orders looked up among millions collide about once
+// in ten billion nights.
+func (m *Matcher) orderHash(order string) uint64 {
+	return m.tab.hashString(paymentCode, order)
+}
+
+// settledTonight reports whether another shard's row settled the order
+// tonight.
+func (m *Matcher) settledTonight(order string) bool {
+	if !m.elsewhereSorted {
+		slices.Sort(m.settledElsewhere)
+		m.elsewhereSorted = true
+	}
+	_, ok := slices.BinarySearch(m.settledElsewhere, m.orderHash(order))
+	return ok
 }

@@ -49,6 +49,9 @@ type Options struct {
 	RefundWindow, PaymentWindow time.Duration
 	// Fees is the channel's fee contract; nil, no fee is checked.
 	Fees *reconcile.FeeContract
+	// Shard is the part of the date the run does: an order's refunds are
+	// its order's shard's case, a customer's orders its customer's.
+	Shard reconcile.Shard
 	// ExpectRows, when known, sizes the index once for about that many
 	// rows, instead of growing it by doubling: less copying, and no
 	// memory reserved for rows that never come.
@@ -90,9 +93,17 @@ type Matcher struct {
 	// unkeyed are refund rows without our refund number, kept aside until
 	// their channel refund id is looked up (ResolveRefunds); those nothing
 	// links stay here and are reported.
-	unkeyed   []reconcile.Transaction
-	rates     map[string]uint16 // the files' own fee rates, by their code in the row
-	rateWords []string
+	unkeyed []reconcile.Transaction
+	// Of a shard: context are refund rows of other shards' keys whose
+	// orders are this shard's; otherOrders the day's orders of other
+	// shards' keys whose customers are this shard's, and settledElsewhere
+	// the hashes of the orders other shards' rows settled tonight.
+	context          []reconcile.Transaction
+	otherOrders      []reconcile.LocalRecord
+	settledElsewhere []uint64
+	elsewhereSorted  bool
+	rates            map[string]uint16 // the files' own fee rates, by their code in the row
+	rateWords        []string
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -222,7 +233,27 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // returns: a record with rows tonight goes into the index without
 // allocating.
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
+	if r.OtherShard {
+		m.otherOrders = append(m.otherOrders, r.Record())
+		return
+	}
 	m.queueLocal(r)
+}
+
+// AddContextRow takes a row of another shard's key that a case of this
+// shard needs: a refund of an order of this shard, under a refund number
+// of another. It is counted in its order's refunds, not matched.
+func (m *Matcher) AddContextRow(tx reconcile.Transaction) {
+	m.context = append(m.context, tx)
+}
+
+// AddSettledElsewhere notes a payment row of another shard's key: the
+// order is settled tonight, which a customer's case of this shard may
+// need to know (AddLocalRow of an OtherShard order).
+func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction) {
+	if tx.Kind == reconcile.KindPayment && tx.Status == reconcile.StatusSuccess {
+		m.settledElsewhere = append(m.settledElsewhere, m.orderHash(tx.OrderNo))
+	}
 }
 
 // attach counts a local record and, when its key (hashed to h) has rows

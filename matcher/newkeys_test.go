@@ -53,7 +53,7 @@ func (n night) classify(t *testing.T) matcher.Classification {
 			linked = append(linked, r)
 		}
 	}
-	m.ResolveRefunds(linked, func(reconcile.Transaction) bool { return true })
+	m.ResolveRefunds(linked, func(reconcile.Transaction) bool { return true }, func(string) bool { return true })
 	for _, r := range n.rows {
 		if r.Kind == reconcile.KindRefund && r.RefundNo == "" {
 			for _, l := range linked {

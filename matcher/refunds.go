@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,7 @@ func (m *Matcher) RefundOrders() []string {
 			out = append(out, order)
 		}
 	}
-	for _, tx := range m.unkeyed {
+	for _, tx := range append(slices.Clone(m.unkeyed), m.context...) {
 		if tx.OrderNo != "" && !seen[tx.OrderNo] {
 			seen[tx.OrderNo] = true
 			out = append(out, tx.OrderNo)
@@ -100,8 +101,9 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 			tonight[string(order)] = append(tonight[string(order)], m.transaction(ri))
 		}
 	}
-	// A refund nothing linked to ours is money refunded all the same.
-	for _, tx := range m.unkeyed {
+	// A refund nothing linked to ours is money refunded all the same; and
+	// of a shard, its orders' refunds under other shards' numbers count.
+	for _, tx := range append(slices.Clone(m.unkeyed), m.context...) {
 		tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 	}
 	for _, o := range m.orders {
@@ -347,8 +349,9 @@ func (m *Matcher) UnkeyedRefunds() []string {
 // indexes each row they link to under the refund's number: the row's id
 // is the refund's, and the row is of the refund's order. Call it before
 // any local record. keep says whether the row, with its number, belongs
-// to the run (its shard); a row kept unlinked is reported.
-func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reconcile.Transaction) bool) {
+// to the run (its shard); a row kept unlinked is reported. A row not kept
+// whose order the run owns (ownsOrder) counts in its order's refunds.
+func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reconcile.Transaction) bool, ownsOrder func(string) bool) {
 	byID := map[string][]reconcile.LocalRecord{}
 	for _, r := range refunds {
 		byID[r.ChannelTxnID] = append(byID[r.ChannelTxnID], r)
@@ -364,6 +367,9 @@ func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reco
 		switch {
 		case !keep(tx):
 			m.rowCount-- // another shard's row
+			if ownsOrder(tx.OrderNo) {
+				m.AddContextRow(tx)
+			}
 		case tx.RefundNo == "":
 			unlinked = append(unlinked, tx)
 		default:

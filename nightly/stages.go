@@ -113,16 +113,24 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows,
-		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees})
+		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard})
 	var rows int64
 	info, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}
 		// A refund without our refund number belongs to a shard once its
-		// number is known (ResolveRefunds).
-		if spec.Shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "" {
+		// number is known (ResolveRefunds). Of another shard's rows, a
+		// refund of one of this shard's orders counts in its order's
+		// refunds, and a payment may settle an order of one of this
+		// shard's customers.
+		switch {
+		case spec.Shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "":
 			n.m.AddRow(tx)
+		case tx.Kind == reconcile.KindRefund && spec.Shard.Has(tx.OrderNo):
+			n.m.AddContextRow(tx)
+		case tx.Kind == reconcile.KindPayment:
+			n.m.AddSettledElsewhere(tx)
 		}
 	})
 	if err != nil {
@@ -146,7 +154,7 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.m.ResolveRefunds(linked, spec.Shard.Owns)
+	n.m.ResolveRefunds(linked, spec.Shard.Owns, spec.Shard.Has)
 	// Earlier nights are merged by key hash: tonight's keys are listed so
 	// now, while the local records do not yet take their memory.
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {

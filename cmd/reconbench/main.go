@@ -104,6 +104,28 @@ var channels = []struct{ name, format string }{
 
 func schemaOf(channel string) string { return "reconbench_" + channel }
 
+// writeBenchConfig writes the config the job runs with: each channel with
+// the generator's fee contract (0.6 %, kept to five decimals, a refund
+// returning its share), so every row's fee is checked, and the default
+// duplicate windows, so every order and refund is looked at by customer
+// and by order.
+func writeBenchConfig(dir string) (string, error) {
+	var chs []map[string]any
+	for _, ch := range channels {
+		chs = append(chs, map[string]any{"name": ch.name, "format": ch.format, "time_zone": "UTC",
+			"fee": map[string]any{
+				"payment": map[string]any{"rate": "0.006", "rounding": "half-up", "places": 5},
+				"refund":  map[string]any{"returns_share": true},
+			}})
+	}
+	b, err := json.Marshal(map[string]any{"channels": chs})
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, "reconcile.json")
+	return path, os.WriteFile(path, b, 0o644)
+}
+
 func run(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep string) int {
 	rep, err := bench(ctx, size, spec, outDir, prebuilt, keep)
 	if err != nil {
@@ -203,6 +225,10 @@ func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep s
 		Host:       hostInfo{Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), PostgreSQL: pgVersion},
 	}
 
+	cfg, err := writeBenchConfig(tmp)
+	if err != nil {
+		return nil, err
+	}
 	var jobs []JobResult
 	for _, ch := range channels {
 		file := files.CSV
@@ -212,7 +238,7 @@ func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep s
 		out := filepath.Join(tmp, "out-"+ch.format)
 		logf("timing reconcile run --format %s (channel %s)", ch.format, ch.name)
 		args := []string{"run", "--date", businessDate.Format(time.DateOnly), "--channel", ch.name,
-			"--format", ch.format, "--tz", "UTC", "--file", file,
+			"--format", ch.format, "--tz", "UTC", "--file", file, "--config", cfg,
 			"--dsn", withSearchPath(dsn, schemaOf(ch.name)), "--out", out}
 		if keep != "" {
 			logf("to run it again: %s %s", bin, strings.Join(args, " "))
@@ -477,6 +503,7 @@ var tableStages = []struct {
 	{"parse", []string{"parse"}},
 	{"earlier", []string{"earlier_rows", "memory"}},
 	{"local", []string{"local_records"}},
+	{"related", []string{"related"}},
 	{"match", []string{"match"}},
 	{"reports", []string{"reports"}},
 	{"commit", []string{"commit"}},

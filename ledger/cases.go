@@ -23,26 +23,37 @@ const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', '
 // ($6 = 1: every order). Of the orders of the day's refunds it answers
 // only where something can be wrong: more than one refund, a refund
 // larger than the order, or a refund an earlier night's file alone knew.
+// The refunds of the touched orders are read once, counted by order with
+// a window, and only then filtered: a subquery per refund would be run
+// for every order of the table.
 var orderRefundsSQL = `
 WITH touched AS (
     SELECT r.order_no FROM refunds r
      WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
     UNION
     SELECT unnest($4::text[])
+), remembered AS (
+    SELECT DISTINCT f.order_no FROM findings f
+     WHERE f.channel = $1 AND f.kind = 'refund' AND f.category IN ` + rowCategories + `
+       AND f.business_date < $5 AND f.state <> 'SUPERSEDED' AND f.order_no IS NOT NULL
+), cases AS (
+    SELECT o.order_no, o.amount_minor AS paid, o.currency AS paid_currency, o.status AS order_status,
+           coalesce(o.channel_txn_id, '') AS order_txn,
+           x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, '') AS refund_id,
+           x.refunded_at,
+           count(x.refund_no) OVER (PARTITION BY o.order_no) AS refunds,
+           max(x.amount_minor) OVER (PARTITION BY o.order_no) AS largest
+      FROM touched t
+      JOIN orders o ON o.order_no = t.order_no
+      LEFT JOIN refunds x ON x.order_no = o.order_no
+     WHERE $6::bigint = 1 OR ` + shardSQL("o.order_no", "$6::bigint") + ` = $7
 )
-SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
-       x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, ''), x.refunded_at
-  FROM touched t
-  JOIN orders o ON o.order_no = t.order_no
-  LEFT JOIN refunds x ON x.order_no = o.order_no
- WHERE ($6::bigint = 1 OR ` + shardSQL("o.order_no", "$6::bigint") + ` = $7)
-   AND (o.order_no = ANY($4::text[])
-        OR x.amount_minor > o.amount_minor
-        OR EXISTS (SELECT 1 FROM refunds y WHERE y.order_no = o.order_no AND y.refund_no <> x.refund_no)
-        OR EXISTS (SELECT 1 FROM findings f
-                    WHERE f.channel = $1 AND f.order_no = o.order_no AND f.kind = 'refund'
-                      AND f.category IN ` + rowCategories + ` AND f.business_date < $5 AND f.state <> 'SUPERSEDED'))
- ORDER BY o.order_no, x.refund_no`
+SELECT c.order_no, c.paid, c.paid_currency, c.order_status, c.order_txn,
+       c.refund_no, c.amount_minor, c.currency, c.status, c.refund_id, c.refunded_at
+  FROM cases c
+ WHERE c.refunds > 1 OR c.largest > c.paid OR c.order_no = ANY($4::text[])
+    OR c.order_no IN (SELECT order_no FROM remembered)
+ ORDER BY c.order_no, c.refund_no`
 
 // earlierRefundsSQL: $1 channel, $2 orders, $3 the business date.
 const earlierRefundsSQL = `

@@ -1,9 +1,12 @@
 package matcher
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
+	"unsafe"
 
 	"reconcile"
 )
@@ -25,14 +28,15 @@ import (
 
 // EarlyOrders returns tonight's settled orders of the run's customers that
 // were created early enough for a partner settled on an earlier night:
-// within the payment window (and the cut-off's grace) of the day's start,
-// or before it.
+// within the payment window of the day's start, or before it. (A partner
+// settled before the day was created before it: an order created later
+// than the window after the day's start has none.)
 func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
 	m.flush()
 	if m.opts.PaymentWindow <= 0 {
 		return nil
 	}
-	bound := m.day.Start().Add(m.opts.PaymentWindow + m.opts.Grace)
+	bound := m.day.Start().Add(m.opts.PaymentWindow)
 	var out []reconcile.LocalRecord
 	for gi := range m.groups {
 		if l := m.orderLocal(int32(gi)); l != nil && l.created < unixNano(bound) {
@@ -65,14 +69,16 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 	m.earlierOrders = append(m.earlierOrders, rec)
 }
 
-// tonightsOrders lists the orders rule 10 looks at tonight: paid, with a
-// customer of the run's, and settled by a row of tonight's file. Of the
-// index's orders only those whose customer, amount and currency another
-// order shares are listed: they are first counted in a small table of
-// counters, for at millions of orders nearly every one is alone.
-func (m *Matcher) tonightsOrders() []reconcile.LocalRecord {
+// tonightsOrders lists the orders rule 10 compares: tonight's, paid, with
+// a customer of the run's and settled by a row of tonight's file, and
+// those of earlier nights the ledger gave. Of the index's orders only
+// those whose customer, amount and currency another order may share are
+// listed: they are first counted in a small table of counters, since at
+// millions of orders nearly every one is alone; and they are listed as
+// index values, made records only when they pair.
+func (m *Matcher) tonightsOrders() []paidOrder {
 	n := 1024
-	for n < 2*len(m.groups) {
+	for n < 4*len(m.groups) {
 		n *= 2
 	}
 	counters := make([]uint8, n)
@@ -84,29 +90,28 @@ func (m *Matcher) tonightsOrders() []reconcile.LocalRecord {
 		h ^= h >> 29
 		return &counters[h&uint64(n-1)]
 	}
-	count := func(customer, amount int64, cur [3]byte, least uint8) {
-		if c := slot(customer, amount, cur); *c < least {
-			*c = least
-		} else if *c < 2 {
-			*c++
-		}
-	}
-	others := m.settledOthers()
 	// An order of an earlier night or of another shard pairs with the
 	// index's, if with any: it counts as two.
-	for _, rec := range append(slices.Clone(m.earlierOrders), others...) {
-		count(rec.Customer, rec.Amount, curOf(rec.Currency), 2)
+	m.records = append(slices.Clone(m.earlierOrders), m.settledOthers()...)
+	for _, rec := range m.records {
+		*slot(rec.Customer, rec.Amount, curOf(rec.Currency)) = 2
 	}
 	for gi := range m.groups {
 		if l := m.orderLocal(int32(gi)); l != nil {
-			count(l.customer, l.amount, l.cur, 1)
+			if c := slot(l.customer, l.amount, l.cur); *c < 2 {
+				*c++
+			}
 		}
 	}
-	out := others
+	var out []paidOrder
 	for gi := range m.groups {
 		if l := m.orderLocal(int32(gi)); l != nil && *slot(l.customer, l.amount, l.cur) >= 2 {
-			out = append(out, *m.local(m.groups[gi].local))
+			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, gi: int32(gi), ri: -1, cur: l.cur, tonight: true})
 		}
+	}
+	for ri, rec := range m.records {
+		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: unixNano(rec.CreatedAt),
+			gi: -1, ri: int32(ri), cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
 	}
 	return out
 }
@@ -131,11 +136,14 @@ func (m *Matcher) orderLocal(gi int32) *localRow {
 	return nil
 }
 
-// paidOrder is an order rule 10 compares, settled tonight or on an
-// earlier night.
+// paidOrder is an order rule 10 compares: of the index (gi ≥ 0), or a
+// record (records[ri]) of an earlier night or of another shard; tonight
+// says whether tonight's file settled it.
 type paidOrder struct {
-	reconcile.LocalRecord
-	tonight bool
+	customer, amount, created int64
+	gi, ri                    int32
+	cur                       [3]byte
+	tonight                   bool
 }
 
 // customerCases applies rule 10.
@@ -143,34 +151,46 @@ func (m *Matcher) customerCases(add func(reconcile.Finding)) {
 	if m.opts.PaymentWindow <= 0 {
 		return
 	}
-	var orders []paidOrder
-	for _, o := range m.tonightsOrders() {
-		orders = append(orders, paidOrder{o, true})
-	}
-	for _, o := range m.earlierOrders {
-		orders = append(orders, paidOrder{o, false})
-	}
+	orders := m.tonightsOrders()
 	slices.SortFunc(orders, func(a, b paidOrder) int {
-		return cmp.Or(cmp.Compare(a.Customer, b.Customer), cmp.Compare(a.Currency, b.Currency),
-			cmp.Compare(a.Amount, b.Amount), a.CreatedAt.Compare(b.CreatedAt), cmp.Compare(a.OrderNo, b.OrderNo))
+		return cmp.Or(cmp.Compare(a.customer, b.customer), bytes.Compare(a.cur[:], b.cur[:]),
+			cmp.Compare(a.amount, b.amount), cmp.Compare(a.created, b.created), strings.Compare(m.orderNo(a), m.orderNo(b)))
 	})
+	window := m.opts.PaymentWindow.Nanoseconds()
 	for j := 1; j < len(orders); j++ {
 		later := &orders[j]
 		for i := j - 1; i >= 0; i-- {
 			earlier := &orders[i]
-			if earlier.Customer != later.Customer || earlier.Currency != later.Currency || earlier.Amount != later.Amount ||
-				later.CreatedAt.Sub(earlier.CreatedAt) > m.opts.PaymentWindow {
+			if earlier.customer != later.customer || earlier.cur != later.cur || earlier.amount != later.amount ||
+				later.created-earlier.created > window {
 				break
 			}
-			if earlier.OrderNo == later.OrderNo {
+			if m.orderNo(*earlier) == m.orderNo(*later) {
 				continue // an order of tonight the ledger also gave as earlier
 			}
 			if earlier.tonight || later.tonight {
-				add(suspectedPayment(earlier.LocalRecord, later.LocalRecord))
+				add(suspectedPayment(m.paidRecord(*earlier), m.paidRecord(*later)))
 			}
 			break
 		}
 	}
+}
+
+// orderNo is the order's number; of the index's, without copying it.
+func (m *Matcher) orderNo(p paidOrder) string {
+	if p.gi >= 0 {
+		b := m.arena.bytes(m.groups[p.gi].key)
+		return unsafe.String(unsafe.SliceData(b), len(b))
+	}
+	return m.records[p.ri].OrderNo
+}
+
+// paidRecord is the order's local record.
+func (m *Matcher) paidRecord(p paidOrder) reconcile.LocalRecord {
+	if p.gi >= 0 {
+		return *m.local(m.groups[p.gi].local)
+	}
+	return m.records[p.ri]
 }
 
 // suspectedPayment is rule 10's finding, about the later order, from our

@@ -16,6 +16,8 @@ import (
 type feeRules struct {
 	contract *reconcile.FeeContract
 	rules    map[[4]byte]*feeRule // kind code, currency
+	last     *feeRule
+	lastKey  [4]byte
 }
 
 type feeRule struct {
@@ -26,12 +28,16 @@ type feeRule struct {
 
 func (c *feeRules) rule(kind uint8, cur [3]byte) *feeRule {
 	k := [4]byte{kind, cur[0], cur[1], cur[2]}
-	if r, ok := c.rules[k]; ok {
-		return r
+	if c.last != nil && c.lastKey == k {
+		return c.last // rows of a file come in runs of one kind and currency
 	}
-	r := &feeRule{}
-	r.FeeRule, r.ok, r.err = c.contract.Rule(kindOf(kind), curString(cur))
-	c.rules[k] = r
+	r, ok := c.rules[k]
+	if !ok {
+		r = &feeRule{}
+		r.FeeRule, r.ok, r.err = c.contract.Rule(kindOf(kind), curString(cur))
+		c.rules[k] = r
+	}
+	c.last, c.lastKey = r, k
 	return r
 }
 
@@ -40,15 +46,20 @@ func (c *feeRules) rule(kind uint8, cur [3]byte) *feeRule {
 func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
 	totals := map[[3]byte]*reconcile.FeeTotal{}
 	rules := feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
+	var last *reconcile.FeeTotal
+	var lastCur [3]byte
 	for ri := range m.rows {
 		r := &m.rows[ri]
 		if statusCodes[r.status] != reconcile.StatusSuccess {
 			continue
 		}
-		t := totals[r.cur]
-		if t == nil {
-			t = &reconcile.FeeTotal{Currency: curString(r.cur)}
-			totals[r.cur] = t
+		t := last
+		if t == nil || r.cur != lastCur {
+			if t = totals[r.cur]; t == nil {
+				t = &reconcile.FeeTotal{Currency: curString(r.cur)}
+				totals[r.cur] = t
+			}
+			last, lastCur = t, r.cur
 		}
 		t.Rows++
 		t.Charged += r.fee

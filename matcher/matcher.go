@@ -90,6 +90,7 @@ type Matcher struct {
 	// settled on earlier nights (AddEarlierOrder).
 	orders        map[string]*reconcile.OrderRefunds
 	earlierOrders []reconcile.LocalRecord
+	records       []reconcile.LocalRecord // rule 10's orders that are not the index's
 	// unkeyed are refund rows without our refund number, kept aside until
 	// their channel refund id is looked up (ResolveRefunds); those nothing
 	// links stay here and are reported.

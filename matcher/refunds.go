@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -125,9 +126,9 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 			continue
 		}
 		counted = append(counted, r)
-		total += r.amount
+		total = addCapped(total, r.amount)
 		if !r.fresh() {
-			before += r.amount
+			before = addCapped(before, r.amount)
 		}
 	}
 	if total > order.Amount && before <= order.Amount {
@@ -377,4 +378,14 @@ func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reco
 		}
 	}
 	m.unkeyed = unlinked
+}
+
+// addCapped adds two amounts, never negative, holding at the largest
+// int64 rather than wrapping: a file's amounts are int64 each, not their
+// sum.
+func addCapped(a, b int64) int64 {
+	if a > math.MaxInt64-b {
+		return math.MaxInt64
+	}
+	return a + b
 }

@@ -20,8 +20,8 @@ const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', '
 
 // orderRefundsSQL: $1 channel, $2 day start, $3 day end, $4 the orders to
 // answer for in any case, $5 the business date, $6 shards, $7 this shard
-// ($6 = 1: every order). Of the orders of the day's refunds it answers
-// only where something can be wrong: more than one refund, a refund
+// ($6 = 1: every order), $8 whether the orders of the day's refunds are
+// asked about too. Of those it answers only where something can be wrong: more than one refund, a refund
 // larger than the order, or a refund an earlier night's file alone knew.
 // The refunds of the touched orders are read once, counted by order with
 // a window, and only then filtered: a subquery per refund would be run
@@ -29,7 +29,7 @@ const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', '
 var orderRefundsSQL = `
 WITH touched AS (
     SELECT r.order_no FROM refunds r
-     WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
+     WHERE $8 AND r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
     UNION
     SELECT unnest($4::text[])
 ), remembered AS (
@@ -65,21 +65,37 @@ SELECT f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.
    AND f.channel_amount IS NOT NULL
  ORDER BY f.order_no, f.occurred_at`
 
-// OrderRefunds streams, for the orders a refund touches tonight (those of
-// the day's local refunds, and the given ones), the order with every
-// local refund of it and the refund rows of earlier nights that no local
-// record confirmed. Of a shard, only the orders the shard owns.
+// DayOrderRefunds streams, for the orders of the channel's local refunds
+// of the day where something can be wrong (more than one refund, one
+// larger than the order, a refund only an earlier night's file knew), the
+// order with every local refund of it and the refund rows of earlier
+// nights that no local record confirmed. It needs nothing of the file,
+// so a run asks it while the file is read. Of a shard, only the orders the
+// shard owns.
+func (db *DB) DayOrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
+	fn func(reconcile.OrderRefunds) error) error {
+	return db.orderRefunds(ctx, channel, day, shard, []string{}, true, fn)
+}
+
+// OrderRefunds is DayOrderRefunds for the given orders, whatever they
+// show: the orders of tonight's refund rows whose refund is not one of
+// the day's records (matcher.RefundOrders).
 func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
 	orders []string, fn func(reconcile.OrderRefunds) error) error {
-	if orders == nil {
-		orders = []string{}
+	if len(orders) == 0 {
+		return nil
 	}
+	return db.orderRefunds(ctx, channel, day, shard, orders, false, fn)
+}
+
+func (db *DB) orderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
+	orders []string, withDay bool, fn func(reconcile.OrderRefunds) error) error {
 	count, index := 1, 0
 	if !shard.Whole() {
 		count, index = shard.Count, shard.Index
 	}
 	date := dateOf(day)
-	rows, err := db.pool.Query(ctx, orderRefundsSQL, channel, day.Start(), day.End(), orders, date, count, index)
+	rows, err := db.pool.Query(ctx, orderRefundsSQL, channel, day.Start(), day.End(), orders, date, count, index, withDay)
 	if err != nil {
 		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 	}

@@ -38,9 +38,9 @@ func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
 	}
 	bound := m.day.Start().Add(m.opts.PaymentWindow)
 	var out []reconcile.LocalRecord
-	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil && l.created < unixNano(bound) {
-			out = append(out, *m.local(m.groups[gi].local))
+	for li := range m.locals {
+		if l := &m.locals[li]; l.pairable && l.created < unixNano(bound) {
+			out = append(out, *m.local(int32(li)))
 		}
 	}
 	for _, rec := range m.settledOthers() {
@@ -77,71 +77,96 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 // millions of orders nearly every one is alone; and they are listed as
 // index values, made records only when they pair.
 func (m *Matcher) tonightsOrders() []paidOrder {
-	n := 1024
-	for n < 4*len(m.groups) {
-		n *= 2
-	}
-	counters := make([]uint8, n)
-	slot := func(customer, amount int64, cur [3]byte) *uint8 {
-		h := uint64(customer)*0x9E3779B97F4A7C15 ^ uint64(amount)*0xC2B2AE3D27D4EB4F ^
-			uint64(cur[0])<<40 ^ uint64(cur[1])<<48 ^ uint64(cur[2])<<56
-		h ^= h >> 31 // splitmix64's finish
-		h *= 0xBF58476D1CE4E5B9
-		h ^= h >> 29
-		return &counters[h&uint64(n-1)]
-	}
+	c := newPairCounters(len(m.groups))
 	// An order of an earlier night or of another shard pairs with the
 	// index's, if with any: it counts as two.
 	m.records = append(slices.Clone(m.earlierOrders), m.settledOthers()...)
 	for _, rec := range m.records {
-		*slot(rec.Customer, rec.Amount, curOf(rec.Currency)) = 2
+		c.add(rec.Customer, rec.Amount, curOf(rec.Currency), 2)
 	}
-	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil {
-			if c := slot(l.customer, l.amount, l.cur); *c < 2 {
-				*c++
-			}
+	// The local records are walked in their order, not the index's: one
+	// after the other in memory.
+	for li := range m.locals {
+		if l := &m.locals[li]; l.pairable {
+			c.add(l.customer, l.amount, l.cur, 1)
 		}
 	}
 	var out []paidOrder
-	for gi := range m.groups {
-		if l := m.orderLocal(int32(gi)); l != nil && *slot(l.customer, l.amount, l.cur) >= 2 {
-			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, gi: int32(gi), ri: -1, cur: l.cur, tonight: true})
+	for li := range m.locals {
+		if l := &m.locals[li]; l.pairable && c.twice(l.customer, l.amount, l.cur) {
+			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: int32(li), ri: -1, cur: l.cur, tonight: true})
 		}
 	}
 	for ri, rec := range m.records {
 		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: unixNano(rec.CreatedAt),
-			gi: -1, ri: int32(ri), cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
+			li: -1, ri: int32(ri), cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
 	}
 	return out
 }
 
-// orderLocal is the local record of group gi when it is an order that
-// rule 10 looks at: paid, with a customer of the run's, and settled by a
-// row of tonight's file.
-func (m *Matcher) orderLocal(gi int32) *localRow {
-	g := &m.groups[gi]
-	if g.kind != paymentCode || g.local < 0 {
-		return nil
-	}
-	l := &m.locals[g.local]
-	if !l.hasCustomer || localOutcome(m.words[l.status]) != reconcile.StatusSuccess || !m.opts.Shard.HasCustomer(l.customer) {
-		return nil
-	}
-	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
-		if statusCodes[m.rows[ri].status] == reconcile.StatusSuccess {
-			return l
-		}
-	}
-	return nil
+// pairCounters count orders by customer, amount and currency, up to two,
+// in two bits each: eight counters an order, 2 bytes, so that ten million
+// orders' counters fit a processor's cache, and about one order in eight
+// shares its counter with another by chance.
+type pairCounters struct {
+	words []uint64
+	mask  uint64
 }
 
-// paidOrder is an order rule 10 compares: of the index (gi ≥ 0), or a
-// record (records[ri]) of an earlier night or of another shard; tonight
-// says whether tonight's file settled it.
+func newPairCounters(orders int) pairCounters {
+	n := 1024
+	for n < 8*orders {
+		n *= 2
+	}
+	return pairCounters{words: make([]uint64, n/32), mask: uint64(n - 1)}
+}
+
+func (c pairCounters) slot(customer, amount int64, cur [3]byte) (word, shift uint64) {
+	h := uint64(customer)*0x9E3779B97F4A7C15 ^ uint64(amount)*0xC2B2AE3D27D4EB4F ^
+		uint64(cur[0])<<40 ^ uint64(cur[1])<<48 ^ uint64(cur[2])<<56
+	h ^= h >> 31 // splitmix64's finish
+	h *= 0xBF58476D1CE4E5B9
+	h ^= h >> 29
+	i := h & c.mask
+	return i >> 5, (i & 31) * 2
+}
+
+// add counts n more orders of the customer, amount and currency.
+func (c pairCounters) add(customer, amount int64, cur [3]byte, n uint64) {
+	w, s := c.slot(customer, amount, cur)
+	v := min((c.words[w]>>s)&3+n, 2)
+	c.words[w] = c.words[w]&^(3<<s) | v<<s
+}
+
+// twice reports whether the counter reached two.
+func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
+	w, s := c.slot(customer, amount, cur)
+	return (c.words[w]>>s)&3 >= 2
+}
+
+// pairable reports whether a local record that attaches to group gi is
+// an order rule 10 looks at: paid, with a customer of the run's, and
+// settled by a row of tonight's file. Every row is in when the local
+// records come, so it is decided once, as the record attaches.
+func (m *Matcher) pairable(gi int32, l *localRow) bool {
+	if l.kind != paymentCode || !l.hasCustomer || localOutcome(m.words[l.status]) != reconcile.StatusSuccess ||
+		!m.opts.Shard.HasCustomer(l.customer) {
+		return false
+	}
+	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
+		if statusCodes[m.rows[ri].status] == reconcile.StatusSuccess {
+			return true
+		}
+	}
+	return false
+}
+
+// paidOrder is an order rule 10 compares: a local record of the index
+// (locals[li], li ≥ 0), or a record (records[ri]) of an earlier night or
+// of another shard; tonight says whether tonight's file settled it.
 type paidOrder struct {
 	customer, amount, created int64
-	gi, ri                    int32
+	li, ri                    int32
 	cur                       [3]byte
 	tonight                   bool
 }
@@ -178,8 +203,8 @@ func (m *Matcher) customerCases(add func(reconcile.Finding)) {
 
 // orderNo is the order's number; of the index's, without copying it.
 func (m *Matcher) orderNo(p paidOrder) string {
-	if p.gi >= 0 {
-		b := m.arena.bytes(m.groups[p.gi].key)
+	if p.li >= 0 {
+		b := m.arena.bytes(m.rows[m.locals[p.li].row].order) // a payment's key
 		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	return m.records[p.ri].OrderNo
@@ -187,8 +212,8 @@ func (m *Matcher) orderNo(p paidOrder) string {
 
 // paidRecord is the order's local record.
 func (m *Matcher) paidRecord(p paidOrder) reconcile.LocalRecord {
-	if p.gi >= 0 {
-		return *m.local(m.groups[p.gi].local)
+	if p.li >= 0 {
+		return *m.local(p.li)
 	}
 	return m.records[p.ri]
 }

@@ -85,6 +85,7 @@ type localRow struct {
 	kind         uint8
 	noID         bool // its channel id is empty
 	hasCustomer  bool
+	pairable     bool // an order rule 10 looks at (Matcher.pairable)
 }
 
 // localText is the text of a local record that differs from its row's.

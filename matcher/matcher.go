@@ -287,6 +287,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
 		customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
 	}
+	l.pairable = m.pairable(gi, &l)
 	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
 	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)
 	sameID := l.noID || string(m.arena.bytes(first.id)) == string(r.ChannelTxnID)

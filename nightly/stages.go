@@ -42,6 +42,40 @@ type night struct {
 	rep     *reports.Rendered
 	posted  int // journals the commit posted
 	stages  []reconcile.Stage
+	// dayCases is the ledger's answer about the orders of the day's
+	// refunds, asked while the file is read (see related).
+	dayCases *aside[[]reconcile.OrderRefunds]
+}
+
+// aside is work on another goroutine that a later stage waits for; a
+// night that ends before cancels it and waits for it to stop.
+type aside[T any] struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	v      T
+	err    error
+}
+
+func startAside[T any](ctx context.Context, work func(context.Context) (T, error)) *aside[T] {
+	ctx, cancel := context.WithCancel(ctx)
+	a := &aside[T]{cancel: cancel, done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		a.v, a.err = work(ctx)
+	}()
+	return a
+}
+
+// wait is the work's result, once it is done.
+func (a *aside[T]) wait() (T, error) {
+	<-a.done
+	return a.v, a.err
+}
+
+// stop cancels the work and waits for it to end.
+func (a *aside[T]) stop() {
+	a.cancel()
+	<-a.done
 }
 
 // stage is one step of the night: its name, as the progress line and
@@ -54,6 +88,17 @@ type stage struct {
 // work runs the night up to its commit, each stage timed and shown in
 // turn; a dry run stops before the commit.
 func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
+	// The day's refunds' orders need nothing of the file: the database
+	// answers while the file is parsed.
+	spec := n.spec
+	n.dayCases = startAside(ctx, func(ctx context.Context) ([]reconcile.OrderRefunds, error) {
+		var out []reconcile.OrderRefunds
+		err := n.db.DayOrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, func(o reconcile.OrderRefunds) error {
+			out = append(out, o)
+			return nil
+		})
+		return out, err
+	})
 	stages := []stage{
 		{"parse", n.parse},
 		{"local records", n.loadLocal},
@@ -85,6 +130,9 @@ func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
 
 // close removes the reports' temporary files, whatever became of the run.
 func (n *night) close() {
+	if n.dayCases != nil {
+		n.dayCases.stop()
+	}
 	if n.reports != nil {
 		n.reports.Close()
 	}
@@ -186,7 +234,16 @@ func (n *night) loadLocal(ctx context.Context) error {
 // the customers' orders settled on earlier nights close to tonight's.
 func (n *night) related(ctx context.Context) error {
 	spec, db := n.spec, n.db
-	err := db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, n.m.RefundOrders(), func(o reconcile.OrderRefunds) error {
+	day, err := n.dayCases.wait()
+	if err != nil {
+		return err
+	}
+	for _, o := range day {
+		n.m.AddOrderRefunds(o)
+	}
+	// The orders of tonight's refund rows the day's records did not hold;
+	// an order in both answers is answered alike.
+	err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, n.m.RefundOrders(), func(o reconcile.OrderRefunds) error {
 		n.m.AddOrderRefunds(o)
 		return nil
 	})

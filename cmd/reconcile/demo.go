@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -62,6 +63,12 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		}
 		// The defaults of a configured channel, its bill in the inbox.
 		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone}
+		if ch.FeeContract != "" {
+			cc.Fee = &config.FeeContract{}
+			if err := json.Unmarshal([]byte(ch.FeeContract), cc.Fee); err != nil {
+				return fmt.Errorf("demo: %s's fee contract: %w", ch.Name, err)
+			}
+		}
 		day, err := businessDay("demo", cc, fixtures.Date, "")
 		if err != nil {
 			return err

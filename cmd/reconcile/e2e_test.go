@@ -207,7 +207,15 @@ func TestDemoInProcess(t *testing.T) {
 			t.Errorf("demo %s: status %q", ch, s.Status)
 		}
 	}
-	for _, phrase := range []string{"would send", "wechatpay", "alipay", "stripe", "adyen", "review-adyen-2026-11-28.xlsx"} {
+	// The Stripe demo shows the new-key cases, its fee checked against the
+	// demo's contract.
+	stripe := readSummary(t, filepath.Join(out, "2026-11-28", "stripe")).Counts
+	for cat, n := range map[string]int{"over_refund": 1, "suspected_duplicate_payment": 1, "fee_mismatch": 1, "unrecognized": 3} {
+		if stripe[cat] != n {
+			t.Errorf("demo stripe %s: got %d, want %d (%v)", cat, stripe[cat], n, stripe)
+		}
+	}
+	for _, phrase := range []string{"would send", "wechatpay", "alipay", "stripe", "adyen", "review-adyen-2026-11-28.xlsx", "over_refund"} {
 		if !strings.Contains(c.out.String(), phrase) {
 			t.Errorf("demo output does not contain %q:\n%s", phrase, c.out)
 		}

@@ -24,8 +24,9 @@ func TestEveryFormatEndToEnd(t *testing.T) {
 		{"wechatpay", wantCounts, 0, 2},
 		{"alipay", map[string]int{"matched": 9, "amount_mismatch": 1, "status_mismatch": 1, "missing_local": 0,
 			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 0}, 0, 0},
-		{"stripe", map[string]int{"matched": 9, "amount_mismatch": 1, "status_mismatch": 0, "missing_local": 0,
-			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 2}, 1, 1},
+		{"stripe", map[string]int{"matched": 11, "amount_mismatch": 1, "status_mismatch": 0, "missing_local": 0,
+			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 3,
+			"over_refund": 1, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 0, "fee_mismatch": 0}, 1, 1},
 		{"adyen", map[string]int{"matched": 8, "amount_mismatch": 1, "status_mismatch": 0, "missing_local": 1,
 			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 1}, 2, 0},
 	}

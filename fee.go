@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 	"strings"
@@ -101,9 +102,9 @@ func (c *FeeContract) Rule(kind Kind, currency string) (r FeeRule, ok bool, err 
 	if places < 0 {
 		places = digits
 	}
-	if places > digits+3 {
-		return FeeRule{}, false, fmt.Errorf("fee places %d: %s has %d decimals, and fees are kept to 3 more", places, currency, digits)
-	}
+	// Fees are kept to three decimals past the currency's: a contract's
+	// finer places (five for a currency without decimals) round there.
+	places = min(places, digits+3)
 	r.quantum = pow10(digits + 3 - places)
 	milli := func(s string) (int64, bool, error) {
 		if s == "" {
@@ -212,9 +213,9 @@ func AddFees(a, b []FeeTotal) []FeeTotal {
 		o := &out[i]
 		o.Rows += t.Rows
 		o.Checked += t.Checked
-		o.Charged += t.Charged
-		o.Expected += t.Expected
-		o.ChargedChecked += t.ChargedChecked
+		o.Charged = AddFee(o.Charged, t.Charged)
+		o.Expected = AddFee(o.Expected, t.Expected)
+		o.ChargedChecked = AddFee(o.ChargedChecked, t.ChargedChecked)
 	}
 	slices.SortFunc(out, func(x, y FeeTotal) int { return strings.Compare(x.Currency, y.Currency) })
 	return out
@@ -230,4 +231,25 @@ func FormatFee(milli int64, currency string) string {
 		s = s[:len(s)-1]
 	}
 	return strings.TrimSuffix(s, ".")
+}
+
+// AddFee adds two fees, signed, holding at the ends of int64 rather than
+// wrapping: a hostile file's fees are int64 each, not their sums.
+func AddFee(a, b int64) int64 {
+	switch {
+	case b > 0 && a > math.MaxInt64-b:
+		return math.MaxInt64
+	case b < 0 && a < math.MinInt64-b:
+		return math.MinInt64
+	}
+	return a + b
+}
+
+// FeeDifference is |a − b|, held at the largest int64.
+func FeeDifference(a, b int64) int64 {
+	d := AddFee(a, -max(b, -math.MaxInt64))
+	if d < 0 {
+		d = AddFee(0, -max(d, -math.MaxInt64))
+	}
+	return d
 }

@@ -2,6 +2,7 @@ package reconcile
 
 import (
 	"errors"
+	"math"
 	"testing"
 )
 
@@ -61,5 +62,44 @@ func TestFeeRuleRefusals(t *testing.T) {
 	share := FeeContract{Refund: &FeeTerms{ReturnsShare: true}}
 	if _, _, err := share.Rule(KindRefund, "CNY"); err == nil {
 		t.Error("a share of a payment fee no contract states")
+	}
+}
+
+// TestFeeArithmeticHolds: a hostile file's fees near the ends of int64
+// hold there instead of wrapping into a negative amount charged or at
+// risk.
+func TestFeeArithmeticHolds(t *testing.T) {
+	if got := AddFee(math.MaxInt64, 1); got != math.MaxInt64 {
+		t.Errorf("AddFee(max, 1) = %d", got)
+	}
+	if got := AddFee(math.MinInt64, -1); got != math.MinInt64 {
+		t.Errorf("AddFee(min, -1) = %d", got)
+	}
+	if got := FeeDifference(math.MaxInt64, -5); got != math.MaxInt64 {
+		t.Errorf("FeeDifference(max, -5) = %d", got)
+	}
+	if got := FeeDifference(math.MinInt64, 5); got != math.MaxInt64 {
+		t.Errorf("FeeDifference(min, 5) = %d", got)
+	}
+	if got := FeeDifference(-3, 4); got != 7 {
+		t.Errorf("FeeDifference(-3, 4) = %d", got)
+	}
+	f := Finding{Category: FeeMismatch, FeeMilli: math.MinInt64, ExpectedFeeMilli: 30_000}
+	if r := f.AtRisk(); r <= 0 {
+		t.Errorf("AtRisk of a fee at the end of int64: %d", r)
+	}
+	f = Finding{Category: FeeMismatch, FeeMilli: 61_001, ExpectedFeeMilli: 60_000}
+	if r := f.AtRisk(); r != 2 {
+		t.Errorf("AtRisk of 1.001 minor units: %d, want 2", r)
+	}
+	// Five places on a currency without decimals: the fee is kept to
+	// three past it, and rounded there.
+	c := FeeContract{Payment: &FeeTerms{RateNano: 6_000_000, Rounding: RoundHalfUp, Places: 5}}
+	r, ok, err := c.Rule(KindPayment, "JPY")
+	if err != nil || !ok {
+		t.Fatalf("JPY at five places: %v, %v", ok, err)
+	}
+	if got, _ := r.Fee(1234); got != 7404 { // 7.404 yen
+		t.Errorf("Fee(1234 JPY) = %d, want 7404", got)
 	}
 }

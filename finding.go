@@ -199,11 +199,11 @@ func (f Finding) AtRisk() int64 {
 		// ChannelAmount is the refunded total, LocalAmount what was paid.
 		return f.ChannelAmount - f.LocalAmount
 	case FeeMismatch:
-		d := f.FeeMilli - f.ExpectedFeeMilli
-		if d < 0 {
-			d = -d
+		d := FeeDifference(f.FeeMilli, f.ExpectedFeeMilli)
+		if d%1000 != 0 {
+			return d/1000 + 1 // a part of a minor unit counts as one
 		}
-		return (d + 999) / 1000 // a part of a minor unit counts as one
+		return d / 1000
 	default:
 		return f.ChannelAmount
 	}

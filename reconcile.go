@@ -51,9 +51,9 @@ type Transaction struct {
 	// where it is not ChannelTxnID (Stripe's source_id re_…, beside the
 	// balance transaction's txn_…). See RefundID.
 	ChannelRefundID string
-	Amount       int64 // minor units of Currency, never negative
-	Currency     string
-	OccurredAt   time.Time
+	Amount          int64 // minor units of Currency, never negative
+	Currency        string
+	OccurredAt      time.Time
 	// FeeMilli is the channel fee in thousandths of a minor unit, so
 	// WeChat's five-decimal fees are kept exactly. Negative when the
 	// channel returns a fee.
@@ -245,4 +245,10 @@ type OrderRefunds struct {
 	Order   LocalRecord
 	Refunds []LocalRecord
 	Earlier []Transaction
+	// Reported is the refunded total an earlier night's over_refund of
+	// the order reported (0: none); Suspected are the refund numbers
+	// earlier nights reported as suspected duplicates. A case is told
+	// once: again only when more money went out.
+	Reported  int64
+	Suspected []string
 }

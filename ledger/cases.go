@@ -15,8 +15,9 @@ import (
 
 // rowCategories are the findings that stand for a channel's refund row no
 // local SUCCEEDED refund confirmed: what an earlier night's file refunded
-// that only its findings remember.
-const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund')`
+// that only its findings remember (an unrecognized refund is one without
+// our refund number that nothing linked).
+const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized')`
 
 // orderRefundsSQL: $1 channel, $2 day start, $3 day end, $4 the orders to
 // answer for in any case, $5 the business date, $6 shards, $7 this shard
@@ -55,14 +56,17 @@ SELECT c.order_no, c.paid, c.paid_currency, c.order_status, c.order_txn,
     OR c.order_no IN (SELECT order_no FROM remembered)
  ORDER BY c.order_no, c.refund_no`
 
-// earlierRefundsSQL: $1 channel, $2 orders, $3 the business date.
+// earlierRefundsSQL: $1 channel, $2 orders, $3 the business date. The
+// refund rows earlier nights' findings remember, and the cases they told
+// (category over_refund or suspected_duplicate_refund).
 const earlierRefundsSQL = `
-SELECT f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
+SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
        coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)
   FROM findings f
  WHERE f.channel = $1 AND f.order_no = ANY($2::text[]) AND f.kind = 'refund'
-   AND f.category IN ` + rowCategories + ` AND f.business_date < $3 AND f.state <> 'SUPERSEDED'
-   AND f.channel_amount IS NOT NULL
+   AND f.category IN ('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized',
+                      'over_refund', 'suspected_duplicate_refund')
+   AND f.business_date < $3 AND f.state <> 'SUPERSEDED' AND f.channel_amount IS NOT NULL
  ORDER BY f.order_no, f.occurred_at`
 
 // DayOrderRefunds streams, for the orders of the channel's local refunds
@@ -162,12 +166,12 @@ func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.
 	defer rows.Close()
 	for rows.Next() {
 		var (
-			tx         reconcile.Transaction
-			status     string
-			occurredAt *time.Time
+			tx               reconcile.Transaction
+			category, status string
+			occurredAt       *time.Time
 		)
 		tx.Kind = reconcile.KindRefund
-		if err := rows.Scan(&tx.OrderNo, &tx.RefundNo, &tx.ChannelTxnID, &tx.Amount, &tx.Currency, &status,
+		if err := rows.Scan(&category, &tx.OrderNo, &tx.RefundNo, &tx.ChannelTxnID, &tx.Amount, &tx.Currency, &status,
 			&occurredAt, &tx.Line); err != nil {
 			return fmt.Errorf("earlier nights' refunds: %w", interpretError(err))
 		}
@@ -175,16 +179,26 @@ func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.
 		if occurredAt != nil {
 			tx.OccurredAt = occurredAt.In(day.Location)
 		}
-		byOrder[tx.OrderNo].Earlier = append(byOrder[tx.OrderNo].Earlier, tx)
+		o := byOrder[tx.OrderNo]
+		switch reconcile.Category(category) {
+		case reconcile.OverRefund:
+			o.Reported = max(o.Reported, tx.Amount) // its Channel Amount is the total it told
+		case reconcile.SuspectedDuplicateRefund:
+			o.Suspected = append(o.Suspected, tx.RefundNo)
+		default:
+			o.Earlier = append(o.Earlier, tx)
+		}
 	}
 	return interpretError(rows.Err())
 }
 
 // earlierOrdersSQL: $1 customers, $2 created, $3 amounts, $4 currencies,
 // $5 order numbers (of tonight's orders, one each), $6 the window, $7
-// channel, $8 day start. A paid order of the channel settled on an
-// earlier night (paid before the day) that its night's run did not report
-// missing from the channel's file.
+// channel, $8 the day's start and the grace after it. A paid order of the
+// channel settled on an earlier night (paid before the day, or within the
+// cut-off's grace after its start: a record written just after midnight
+// of a row in the night before's file) that no night reported missing
+// from the channel's file.
 const earlierOrdersSQL = `
 SELECT DISTINCT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
        o.paid_at, o.user_id, o.created_at
@@ -202,8 +216,8 @@ SELECT DISTINCT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.cha
 // EarlierOrders streams the paid orders of the channel settled on an
 // earlier night that belong to the customer of one of early (orders of
 // tonight, see matcher.EarlyOrders), for the same amount and currency,
-// created within window of it.
-func (db *DB) EarlierOrders(ctx context.Context, channel string, day reconcile.BusinessDay, window time.Duration,
+// created within window of it; grace is the channel's cut-off window.
+func (db *DB) EarlierOrders(ctx context.Context, channel string, day reconcile.BusinessDay, window, grace time.Duration,
 	early []reconcile.LocalRecord, fn func(reconcile.LocalRecord) error) error {
 	if len(early) == 0 || window <= 0 {
 		return nil
@@ -215,7 +229,7 @@ func (db *DB) EarlierOrders(ctx context.Context, channel string, day reconcile.B
 		customers[i], created[i], amounts[i], currencies[i], orders[i] = e.Customer, e.CreatedAt, e.Amount, e.Currency, e.OrderNo
 	}
 	rows, err := db.pool.Query(ctx, earlierOrdersSQL, customers, created, amounts, currencies, orders,
-		window, channel, day.Start())
+		window, channel, day.Start().Add(grace))
 	if err != nil {
 		return fmt.Errorf("a customer's earlier orders: %w", interpretError(err))
 	}

@@ -52,25 +52,37 @@ const refundColumns = `'refund', r.order_no, r.refund_no, r.amount_minor, r.curr
 // and the status matters only for the few keys that do not simply match
 // (see IdemStatuses).
 func windowSQL(customers, sharded bool) string {
-	kind, orderShard, refundShard := "'payment'", "", ""
+	orderShard, refundShard := "", ""
 	if sharded {
 		mine := shardSQL("o.order_no", "$4::bigint") + " = $5"
 		orderShard = "\n   AND " + mine
 		refundShard = "\n   AND " + shardSQL("r.refund_no", "$4::bigint") + " = $5"
 		if customers {
-			// The day's orders of this shard's customers held by other
-			// shards' keys come too, marked: the customers' cases are
-			// this shard's (reconcile.Shard.HasCustomer).
+			// The orders of this shard's customers held by other shards'
+			// keys come too, marked, paid within a day of the date: the
+			// customers' cases are this shard's (reconcile.Shard.HasCustomer),
+			// and the file says which of them settled tonight, a record
+			// paid just after midnight among them.
 			theirs := shardSQL("o.user_id::text", "$4::bigint") + " = $5"
-			kind = "CASE WHEN " + mine + " THEN 'payment' ELSE 'other' END"
-			orderShard = "\n   AND (" + mine + " OR o.user_id IS NOT NULL AND " + theirs + ")"
+			return `
+SELECT CASE WHEN ` + mine + ` THEN 'payment' ELSE 'other' END, o.order_no, '', o.amount_minor, o.currency, o.status,
+       coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
+  FROM orders o
+ WHERE o.channel = $1 AND o.paid_at >= $2::timestamptz - interval '1 day' AND o.paid_at < $3::timestamptz + interval '1 day'
+   AND (` + mine + ` AND o.paid_at >= $2 AND o.paid_at < $3
+        OR o.user_id IS NOT NULL AND ` + theirs + ` AND NOT ` + mine + `)` + refundsOfWindow(refundShard)
 		}
 	}
 	return `
-SELECT ` + kind + `, o.order_no, '', o.amount_minor, o.currency, o.status,
+SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
        coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
   FROM orders o
- WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3` + orderShard + `
+ WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3` + orderShard + refundsOfWindow(refundShard)
+}
+
+// refundsOfWindow is the refunds' half of windowSQL.
+func refundsOfWindow(refundShard string) string {
+	return `
 UNION ALL
 SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
        coalesce(r.channel_refund_id, ''), r.refunded_at, '', ` + noCustomer + `

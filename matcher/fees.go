@@ -62,7 +62,7 @@ func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
 			last, lastCur = t, r.cur
 		}
 		t.Rows++
-		t.Charged += r.fee
+		t.Charged = reconcile.AddFee(t.Charged, r.fee)
 		if m.opts.Fees == nil {
 			continue
 		}
@@ -75,9 +75,9 @@ func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
 			continue // an amount past 10^16 minor units: no contract's fee is computed for it
 		}
 		t.Checked++
-		t.ChargedChecked += r.fee
-		t.Expected += want
-		if d := r.fee - want; d > rule.ToleranceMilli || -d > rule.ToleranceMilli {
+		t.ChargedChecked = reconcile.AddFee(t.ChargedChecked, r.fee)
+		t.Expected = reconcile.AddFee(t.Expected, want)
+		if reconcile.FeeDifference(r.fee, want) > rule.ToleranceMilli {
 			add(m.feeMismatch(int32(ri), want, &rule.FeeRule))
 		}
 	}
@@ -105,6 +105,6 @@ func (m *Matcher) feeMismatch(ri int32, want int64, rule *reconcile.FeeRule) rec
 		rate = fmt.Sprintf(" (the file says its rate is %s)", reconcile.Quote(tx.FeeRate))
 	}
 	f.Hint = fmt.Sprintf("The channel took a fee of %s on the %s (%s)%s; the contract (rate %s) says %s: %s apart.",
-		fee(tx.FeeMilli), what, money(tx.Amount, tx.Currency), rate, rule.Rate, fee(want), fee(tx.FeeMilli-want))
+		fee(tx.FeeMilli), what, money(tx.Amount, tx.Currency), rate, rule.Rate, fee(want), fee(reconcile.AddFee(tx.FeeMilli, -want)))
 	return f
 }

@@ -31,6 +31,11 @@ type night struct {
 	orders  []reconcile.LocalRecord // every order of the local tables
 	refunds []reconcile.LocalRecord // every refund, whatever its date
 	earlier []reconcile.Transaction // refund rows of earlier nights that no local record confirmed
+	// what earlier nights told: an over_refund's total, suspected refunds
+	reported  int64
+	suspected []string
+	// remembered are the rows of the night before, as its memory keeps them
+	remembered []reconcile.Transaction
 }
 
 func (n night) classify(t *testing.T) matcher.Classification {
@@ -44,6 +49,9 @@ func (n night) classify(t *testing.T) matcher.Classification {
 	for _, r := range n.rows {
 		m.AddRow(r)
 		keys[string(r.Kind)+r.Key()] = true
+	}
+	if n.remembered != nil {
+		m.SortKeys()
 	}
 	// Refund rows without our number, linked by the channel's refund id.
 	ids := m.UnkeyedRefunds()
@@ -84,7 +92,7 @@ func (n night) classify(t *testing.T) matcher.Classification {
 		if !touched[o.OrderNo] {
 			continue
 		}
-		or := reconcile.OrderRefunds{Order: o}
+		or := reconcile.OrderRefunds{Order: o, Reported: n.reported, Suspected: n.suspected}
 		for _, r := range n.refunds {
 			if r.OrderNo == o.OrderNo {
 				or.Refunds = append(or.Refunds, r)
@@ -99,11 +107,16 @@ func (n night) classify(t *testing.T) matcher.Classification {
 	}
 	// A customer's orders settled on earlier nights near tonight's early
 	// ones, as the ledger finds them.
+	if n.remembered != nil {
+		if err := m.AddMemory(d.Start().AddDate(0, 0, -1), matcher.EncodeMemory(n.remembered)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, e := range m.EarlyOrders() {
 		for _, o := range n.orders {
 			apart := o.CreatedAt.Sub(e.CreatedAt).Abs()
 			if o.HasCustomer && o.Customer == e.Customer && o.OrderNo != e.OrderNo && apart <= n.opts.PaymentWindow &&
-				o.Settled() && o.SettledAt.Before(d.Start()) {
+				o.Settled() && o.SettledAt.Before(d.Start().Add(n.opts.Grace)) {
 				m.AddEarlierOrder(o)
 			}
 		}
@@ -157,6 +170,8 @@ func TestNewKeys(t *testing.T) {
 	usd := paidRefund("XK1", "XR2", 10000, "2026-11-28 10:05:00.000")
 	usd.Currency = "USD"
 	late50 := paidRefund("XK1", "XR2", 5000, "2026-11-29 11:00:00.000") // 25 h after r50a
+	third := paidRefund("XK1", "XR3", 10000, "2026-11-29 09:00:00.000")
+	afterMidnight100 := paidRefund("XK1", "XR2", 10000, "2026-11-29 00:00:01.000") // its row was in the 28th's file
 
 	xk2 := customerOrder("XK2", 9, 5000, "2026-11-28 12:00:00.000")
 	xk3 := customerOrder("XK3", 9, 5000, "2026-11-28 12:00:00.040")
@@ -168,8 +183,25 @@ func TestNewKeys(t *testing.T) {
 	beforeMidnight := customerOrder("XK2", 9, 5000, "2026-11-28 23:59:58.000")
 	afterMidnight := customerOrder("XK3", 9, 5000, "2026-11-29 00:00:01.000")
 	beforeMidnight.SettledAt = when("2026-11-28 23:59:59.000")
+	// Its row in the 28th's file, our record of it written just after
+	// midnight.
+	paidAfterMidnight := beforeMidnight
+	paidAfterMidnight.SettledAt = when("2026-11-29 00:00:00.500")
+	withGrace := windows
+	withGrace.Grace = 30 * time.Minute
 
 	unnumbered := func(tx reconcile.Transaction) reconcile.Transaction { tx.RefundNo = ""; return tx }
+	// A refund the channel closed, that our records say failed: counted by
+	// neither side, and different numbers from the ones above.
+	failedRefund := func(r reconcile.LocalRecord) reconcile.LocalRecord {
+		r.RefundNo, r.ChannelTxnID, r.Status = "XR3", "RTXR3", reconcile.RefundFailed
+		return r
+	}
+	failedRow := func(r reconcile.LocalRecord) reconcile.Transaction {
+		tx := rowOf(failedRefund(r))
+		tx.Status = reconcile.StatusFailed
+		return tx
+	}
 	tests := []struct {
 		name  string
 		night night
@@ -229,9 +261,30 @@ func TestNewKeys(t *testing.T) {
 			want: []brief{{reconcile.OverRefund, "RTXR2XR2", false}},
 		},
 		{
-			name: "the night after the crossing: not reported again",
-			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(tomorrow100),
-				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b, tomorrow100}},
+			name: "the night after the crossing, nothing more refunded: not told again",
+			night: night{date: "2026-11-29", opts: windows, rows: []reconcile.Transaction{failedRow(tomorrow100)},
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b, failedRefund(tomorrow100)},
+				reported: 20000},
+		},
+		{
+			name: "the night after the crossing, a third refund: told again, with the new total",
+			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(third),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, r100b, third},
+				reported: 20000},
+			want: []brief{{reconcile.OverRefund, "RTXR3XR3", false}},
+			hint: "refunded 300.00 CNY in 3 refunds",
+		},
+		{
+			name: "our record of the crossing refund dated after midnight: not told again the next night",
+			night: night{date: "2026-11-29", opts: windows,
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{yesterday100, afterMidnight100},
+				reported: 20000, remembered: []reconcile.Transaction{rowOf(paidRefund("XK1", "XR2", 10000, "2026-11-28 23:59:59.000"))}},
+		},
+		{
+			name: "a suspected refund told on an earlier night: not told again",
+			night: night{date: "2026-11-29", opts: windows, rows: []reconcile.Transaction{failedRow(late50)},
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r50a, r50b, failedRefund(late50)},
+				suspected: []string{"XR2"}},
 		},
 		{
 			name: "a refund our records date after tonight is that night's",
@@ -311,6 +364,17 @@ func TestNewKeys(t *testing.T) {
 			hint: "2 orders 3 s apart",
 		},
 	}
+	tests = append(tests, struct {
+		name  string
+		night night
+		want  []brief
+		hint  string
+	}{
+		name: "across midnight, our record of the earlier order after midnight: D+1's run finds it",
+		night: night{date: "2026-11-29", opts: withGrace, rows: rowsOf(afterMidnight),
+			orders: []reconcile.LocalRecord{paidAfterMidnight, afterMidnight}, remembered: rowsOf(beforeMidnight)},
+		want: []brief{{reconcile.SuspectedDuplicatePayment, "TXK3XK3", false}},
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			res := tt.night.classify(t)

@@ -31,7 +31,10 @@ func (m *Matcher) RefundOrders() []string {
 		if g.kind != refundCode {
 			continue
 		}
-		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) {
+		// The ledger finds a plain match through the day's records; a
+		// refund whose record is of another day, or whose row says
+		// another amount or outcome, it is asked about by name.
+		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) && m.plainMatch(int32(gi)) {
 			continue
 		}
 		order := m.arena.str(m.rows[g.first].order)
@@ -80,7 +83,8 @@ type refundSeen struct {
 func (r *refundSeen) counted() bool { return r.channel || r.local && !r.ourLater }
 
 // fresh reports whether tonight is the first night the refund is known:
-// a case it is part of is reported tonight, and on no other night.
+// an over-refunded order names the last such refund, the one that took
+// its total over.
 func (r *refundSeen) fresh() bool { return !r.before && (r.tonight || r.ourDay) }
 
 // refundCases applies rules 8 and 9 to the orders the ledger told about.
@@ -115,11 +119,13 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 }
 
 // orderRefunds applies rules 8 and 9 to one order: rows are tonight's
-// refund rows of it.
+// refund rows of it. A case is told once: an over-refunded order again
+// only when its total grew past what an earlier night told, a suspected
+// refund never again.
 func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.OrderRefunds, rows []reconcile.Transaction) []reconcile.Finding {
 	refunds := seenRefunds(day, o, rows)
 	order := o.Order
-	var total, before int64
+	var total int64
 	var counted []*refundSeen
 	for _, r := range refunds {
 		if !r.counted() || r.currency != order.Currency {
@@ -127,12 +133,14 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 		}
 		counted = append(counted, r)
 		total = addCapped(total, r.amount)
-		if !r.fresh() {
-			before = addCapped(before, r.amount)
-		}
 	}
-	if total > order.Amount && before <= order.Amount {
-		return []reconcile.Finding{overRefund(o, counted, total)}
+	if total > order.Amount {
+		// The pairs of an over-refunded order are its case, not cases
+		// of their own.
+		if total > o.Reported {
+			return []reconcile.Finding{overRefund(o, counted, total)}
+		}
+		return nil
 	}
 	if window <= 0 {
 		return nil
@@ -144,8 +152,10 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 			if later.at.Sub(earlier.at) > window {
 				break
 			}
-			if earlier.amount == later.amount && (earlier.fresh() || later.fresh()) {
-				out = append(out, suspectedRefund(o, earlier, later))
+			if earlier.amount == later.amount {
+				if !slices.Contains(o.Suspected, later.number()) {
+					out = append(out, suspectedRefund(o, earlier, later))
+				}
 				break
 			}
 		}
@@ -173,16 +183,12 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 		r.channel, r.amount, r.currency, r.at, r.id, r.line = true, tx.Amount, tx.Currency, tx.OccurredAt, tx.ChannelTxnID, tx.Line
 	}
 	for _, tx := range o.Earlier {
-		r := get(tx.RefundNo)
+		r := get(refundKey(tx))
 		r.before = true
 		fromRow(tx, r)
 	}
 	for _, tx := range rows {
-		no := tx.RefundNo
-		if no == "" {
-			no = unnumbered + tx.RefundID() // known by the channel's id alone
-		}
-		r := get(no)
+		r := get(refundKey(tx))
 		r.tonight = true
 		fromRow(tx, r)
 	}
@@ -226,7 +232,7 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 // amount.
 func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) reconcile.Finding {
 	order := o.Order
-	var last *refundSeen
+	last := refunds[len(refunds)-1]
 	for _, r := range refunds {
 		if r.fresh() {
 			last = r
@@ -269,9 +275,19 @@ func suspectedRefund(o *reconcile.OrderRefunds, earlier, later *refundSeen) reco
 	return f
 }
 
-// unnumbered begins the name of a refund tonight's file does not give our
-// number for, and our records do not know.
+// unnumbered begins the name of a refund a file does not give our number
+// for, and our records do not know: it is known by its row's channel id,
+// the same however often the row comes.
 const unnumbered = "\x00"
+
+// refundKey is what tells a refund row's refund apart: our number, else
+// its row.
+func refundKey(tx reconcile.Transaction) string {
+	if tx.RefundNo == "" {
+		return unnumbered + tx.ChannelTxnID
+	}
+	return tx.RefundNo
+}
 
 // number is the refund's number, "" for one known by its channel id only.
 func (r *refundSeen) number() string {

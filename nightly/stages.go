@@ -250,7 +250,7 @@ func (n *night) related(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, n.m.EarlyOrders(), func(o reconcile.LocalRecord) error {
+	return db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, n.m.EarlyOrders(), func(o reconcile.LocalRecord) error {
 		n.m.AddEarlierOrder(o)
 		return nil
 	})

@@ -16,7 +16,9 @@ import (
 // XR1 and XR2; customer 9 paid 50.00 twice, 40 ms apart, as XK2 and XK3;
 // order XK5 refunded in full once (XR5a); customer 11's order XK6 paid at
 // 23:59:58; order XK9 refunded in full by us (XR9a) and once more at the
-// channel alone (XR9d). Night 2: XK5 refunded in full again (XR5b); customer 11 paid
+// channel alone (XR9d); customer 21 paid 33.00 twice a second apart (XM1,
+// XM2), both in the file, our record of XM1 written just after midnight.
+// Night 2: XK5 refunded in full again (XR5b); customer 11 paid
 // again at 00:00:01 as XK7; XK8 refunded 50.00 twice, 30 minutes apart.
 const newKeysDB = `
 INSERT INTO orders (order_no, user_id, amount_minor, currency, status, channel, channel_txn_id, created_at, paid_at) VALUES
@@ -27,7 +29,9 @@ INSERT INTO orders (order_no, user_id, amount_minor, currency, status, channel, 
   ('XK6', 11,  7700, 'CNY', 'PAID',     'shop', 'T6', '2026-11-28 23:59:58+00', '2026-11-28 23:59:59+00'),
   ('XK7', 11,  7700, 'CNY', 'PAID',     'shop', 'T7', '2026-11-29 00:00:01+00', '2026-11-29 00:00:02+00'),
   ('XK8', 8,  10000, 'CNY', 'REFUNDED', 'shop', 'T8', '2026-11-20 09:00:00+00', '2026-11-20 09:00:01+00'),
-  ('XK9', 19, 10000, 'CNY', 'REFUNDED', 'shop', 'T9', '2026-11-20 09:00:00+00', '2026-11-20 09:00:01+00');
+  ('XK9', 19, 10000, 'CNY', 'REFUNDED', 'shop', 'T9', '2026-11-20 09:00:00+00', '2026-11-20 09:00:01+00'),
+  ('XM1', 21,  3300, 'CNY', 'PAID',     'shop', 'TM1', '2026-11-28 23:59:50+00', '2026-11-29 00:00:02+00'),
+  ('XM2', 21,  3300, 'CNY', 'PAID',     'shop', 'TM2', '2026-11-28 23:59:51+00', '2026-11-28 23:59:52+00');
 INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
   ('XR1',  'XK1', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT1',  '2026-11-28 10:00:00+00'),
   ('XR2',  'XK1', 10000, 'CNY', 'SUCCEEDED', 'shop', 'RT2',  '2026-11-28 10:05:00+00'),
@@ -45,6 +49,8 @@ refund,XK5,XR5a,RT5a,100.00,CNY,2026-11-28T11:00:00Z
 payment,XK6,,T6,77.00,CNY,2026-11-28T23:59:59Z
 refund,XK9,XR9a,RT9a,100.00,CNY,2026-11-28T12:00:00Z
 refund,XK9,XR9d,RT9d,100.00,CNY,2026-11-28T12:30:00Z
+payment,XM1,,TM1,33.00,CNY,2026-11-28T23:59:51Z
+payment,XM2,,TM2,33.00,CNY,2026-11-28T23:59:52Z
 `
 
 const newKeysNight2 = `refund,XK5,XR5b,RT5b,100.00,CNY,2026-11-29T11:00:00Z
@@ -63,7 +69,7 @@ func TestMoneyMovedTwiceUnderNewKeys(t *testing.T) {
 
 	out1 := shopDay(t, c, dsn, "2026-11-28", newKeysNight1)
 	s1 := readSummary(t, out1)
-	wantNight1 := map[string]int{"matched": 7, "over_refund": 2, "missing_local": 1, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 0}
+	wantNight1 := map[string]int{"matched": 9, "over_refund": 2, "missing_local": 1, "suspected_duplicate_payment": 2, "suspected_duplicate_refund": 0}
 	for cat, n := range wantNight1 {
 		if s1.Counts[cat] != n {
 			t.Errorf("night 1 %s: got %d, want %d (counts %v)", cat, s1.Counts[cat], n, s1.Counts)
@@ -119,8 +125,8 @@ func TestMoneyMovedTwiceUnderNewKeys(t *testing.T) {
 SELECT count(*) FROM findings f JOIN runs r ON r.id = f.run_id
  WHERE r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
    AND f.category IN ('over_refund', 'suspected_duplicate_refund', 'suspected_duplicate_payment')`).Scan(&current)
-	if current != 6 {
-		t.Errorf("current findings of the new categories: got %d, want 6 (3 on night 1, 3 on night 2)", current)
+	if current != 7 {
+		t.Errorf("current findings of the new categories: got %d, want 7 (4 on night 1, 3 on night 2)", current)
 	}
 
 	// Approve everything on night 2's workbook: the suspected ones are
@@ -264,7 +270,7 @@ func TestNewKeysInFourShards(t *testing.T) {
 		}
 		return false
 	}
-	if !split("XK1", "XR1", "XR2") || !split("XK9", "XR9d") || !split("XK2", "XK3") || !split("XK6", "XK7") ||
+	if !split("XK1", "XR1", "XR2") || !split("XK9", "XR9d") || !split("21", "XM1") || !split("XK2", "XK3") || !split("XK6", "XK7") ||
 		reconcile.ShardOf("9", 4) == reconcile.ShardOf("XK3", 4) && reconcile.ShardOf("9", 4) == reconcile.ShardOf("XK2", 4) {
 		t.Fatal("the data no longer splits its cases across shards: change its numbers")
 	}
@@ -282,7 +288,8 @@ func TestNewKeysInFourShards(t *testing.T) {
 		t.Errorf("findings differ\nshards:\n%s\nwhole:\n%s", shards, whole)
 	}
 	for _, want := range []string{"over_refund|XK1|XR2|RT2|", "over_refund|XK5|XR5b|", "suspected_duplicate_payment|XK3||T3|",
-		"suspected_duplicate_payment|XK7||T7|", "suspected_duplicate_refund|XK8|XR8b|RT8b|", "over_refund|XK9|XR9d|RT9d|"} {
+		"suspected_duplicate_payment|XK7||T7|", "suspected_duplicate_refund|XK8|XR8b|RT8b|", "over_refund|XK9|XR9d|RT9d|",
+		"suspected_duplicate_payment|XM2||TM2|"} {
 		if strings.Count(shards, want) != 1 {
 			t.Errorf("shards found %q %d times, want once:\n%s", want, strings.Count(shards, want), shards)
 		}

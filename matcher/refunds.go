@@ -300,7 +300,7 @@ func (r *refundSeen) number() string {
 // name is the refund's number, as a hint names it.
 func (r *refundSeen) name() string {
 	if strings.HasPrefix(r.no, unnumbered) {
-		return "without our refund number"
+		return "with channel id " + r.id + " (no refund number of ours)"
 	}
 	return r.no
 }
@@ -308,7 +308,11 @@ func (r *refundSeen) name() string {
 // describe is one line of a case's Related column.
 func (r *refundSeen) describe() string {
 	var b strings.Builder
-	b.WriteString("refund " + r.name())
+	if r.number() == "" {
+		b.WriteString("a refund without our refund number")
+	} else {
+		b.WriteString("refund " + r.no)
+	}
 	if r.id != "" {
 		b.WriteString(", channel id " + r.id)
 	}

@@ -73,11 +73,15 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 // a customer of the run's and settled by a row of tonight's file, and
 // those of earlier nights the ledger gave. Of the index's orders only
 // those whose customer, amount and currency another order may share are
-// listed: they are first counted in a small table of counters, since at
-// millions of orders nearly every one is alone; and they are listed as
-// index values, made records only when they pair.
+// listed: they were counted in a small table of counters as their records
+// attached (pairs), since at millions of orders nearly every one is
+// alone; and they are listed as index values, made records only when they
+// pair.
 func (m *Matcher) tonightsOrders() []paidOrder {
-	c := newPairCounters(len(m.groups))
+	c := m.pairs // the index's orders are counted as their records attach
+	if c.words == nil {
+		c = newPairCounters(len(m.groups))
+	}
 	// An order of an earlier night or of another shard pairs with the
 	// index's, if with any: it counts as two.
 	m.records = append(slices.Clone(m.earlierOrders), m.settledOthers()...)
@@ -86,11 +90,6 @@ func (m *Matcher) tonightsOrders() []paidOrder {
 	}
 	// The local records are walked in their order, not the index's: one
 	// after the other in memory.
-	for li := range m.locals {
-		if l := &m.locals[li]; l.pairable {
-			c.add(l.customer, l.amount, l.cur, 1)
-		}
-	}
 	var out []paidOrder
 	for li := range m.locals {
 		if l := &m.locals[li]; l.pairable && c.twice(l.customer, l.amount, l.cur) {

@@ -41,48 +41,74 @@ func (c *feeRules) rule(kind uint8, cur [3]byte) *feeRule {
 	return r
 }
 
-// fees sums the day's fees by currency and reports each row whose fee is
-// off the contract by more than its tolerance.
-func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
-	totals := map[[3]byte]*reconcile.FeeTotal{}
-	rules := feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
-	var last *reconcile.FeeTotal
-	var lastCur [3]byte
-	for ri := range m.rows {
-		r := &m.rows[ri]
-		if statusCodes[r.status] != reconcile.StatusSuccess {
-			continue
-		}
-		t := last
-		if t == nil || r.cur != lastCur {
-			if t = totals[r.cur]; t == nil {
-				t = &reconcile.FeeTotal{Currency: curString(r.cur)}
-				totals[r.cur] = t
-			}
-			last, lastCur = t, r.cur
-		}
-		t.Rows++
-		t.Charged = reconcile.AddFee(t.Charged, r.fee)
-		if m.opts.Fees == nil {
-			continue
-		}
-		rule := rules.rule(r.kind, r.cur)
-		if !rule.ok {
-			continue
-		}
-		want, err := rule.Fee(r.amount)
-		if err != nil {
-			continue // an amount past 10^16 minor units: no contract's fee is computed for it
-		}
-		t.Checked++
-		t.ChargedChecked = reconcile.AddFee(t.ChargedChecked, r.fee)
-		t.Expected = reconcile.AddFee(t.Expected, want)
-		if reconcile.FeeDifference(r.fee, want) > rule.ToleranceMilli {
-			add(m.feeMismatch(int32(ri), want, &rule.FeeRule))
-		}
+// feeCheck is the fee check as the rows come: the day's totals by
+// currency, and the rows off the contract. It is done as each row is
+// indexed, while the row is at hand, on the goroutine that indexes while
+// another parses.
+type feeCheck struct {
+	rules   feeRules
+	totals  map[[3]byte]*reconcile.FeeTotal
+	last    *reconcile.FeeTotal
+	lastCur [3]byte
+	off     []feeOff
+}
+
+// feeOff is a row whose fee is off the contract, and the contract's fee.
+type feeOff struct {
+	row  int32
+	want int64
+}
+
+// checkFee adds row ri to the day's fees and checks it against the
+// contract.
+func (m *Matcher) checkFee(ri int32) {
+	r := &m.rows[ri]
+	if statusCodes[r.status] != reconcile.StatusSuccess {
+		return
 	}
-	out := make([]reconcile.FeeTotal, 0, len(totals))
-	for _, t := range totals {
+	c := &m.feeCheck
+	t := c.last
+	if t == nil || r.cur != c.lastCur {
+		if c.totals == nil {
+			c.totals = map[[3]byte]*reconcile.FeeTotal{}
+			c.rules = feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
+		}
+		if t = c.totals[r.cur]; t == nil {
+			t = &reconcile.FeeTotal{Currency: curString(r.cur)}
+			c.totals[r.cur] = t
+		}
+		c.last, c.lastCur = t, r.cur
+	}
+	t.Rows++
+	t.Charged = reconcile.AddFee(t.Charged, r.fee)
+	if m.opts.Fees == nil {
+		return
+	}
+	rule := c.rules.rule(r.kind, r.cur)
+	if !rule.ok {
+		return
+	}
+	want, err := rule.Fee(r.amount)
+	if err != nil {
+		return // an amount past 10^16 minor units: no contract's fee is computed for it
+	}
+	t.Checked++
+	t.ChargedChecked = reconcile.AddFee(t.ChargedChecked, r.fee)
+	t.Expected = reconcile.AddFee(t.Expected, want)
+	if reconcile.FeeDifference(r.fee, want) > rule.ToleranceMilli {
+		c.off = append(c.off, feeOff{ri, want})
+	}
+}
+
+// fees reports each row whose fee is off the contract by more than its
+// tolerance, and returns the day's fees by currency.
+func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
+	c := &m.feeCheck
+	for _, o := range c.off {
+		add(m.feeMismatch(o.row, o.want, &c.rules.rule(m.rows[o.row].kind, m.rows[o.row].cur).FeeRule))
+	}
+	out := make([]reconcile.FeeTotal, 0, len(c.totals))
+	for _, t := range c.totals {
 		out = append(out, *t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })

@@ -103,6 +103,8 @@ type Matcher struct {
 	otherOrders      []reconcile.LocalRecord
 	settledElsewhere []uint64
 	elsewhereSorted  bool
+	feeCheck         feeCheck          // the day's fees, checked as the rows are indexed
+	pairs            pairCounters      // tonight's orders of rule 10, counted as they attach
 	rates            map[string]uint16 // the files' own fee rates, by their code in the row
 	rateWords        []string
 	// unseen are settled local records of the day without rows tonight;
@@ -180,6 +182,7 @@ func (m *Matcher) index(tx reconcile.Transaction) {
 	}
 	ri := int32(len(m.rows))
 	m.rows = append(m.rows, r)
+	m.checkFee(ri)
 	m.batch.rows = append(m.batch.rows, pendingRow{ri, m.tab.hashString(kind, tx.Key())})
 	if len(m.batch.rows) == batchSize {
 		m.flushRows()
@@ -287,7 +290,13 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
 		customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
 	}
-	l.pairable = m.pairable(gi, &l)
+	if l.pairable = m.pairable(gi, &l); l.pairable {
+		// Counted as it attaches, while the record is at hand.
+		if m.pairs.words == nil {
+			m.pairs = newPairCounters(len(m.groups))
+		}
+		m.pairs.add(l.customer, l.amount, l.cur, 1)
+	}
 	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
 	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)
 	sameID := l.noID || string(m.arena.bytes(first.id)) == string(r.ChannelTxnID)

@@ -45,6 +45,9 @@ type night struct {
 	// dayCases is the ledger's answer about the orders of the day's
 	// refunds, asked while the file is read (see related).
 	dayCases *aside[[]reconcile.OrderRefunds]
+	// laterCases is the rest of it, asked once the local records are in
+	// and answered while the memory is read.
+	laterCases *aside[related]
 }
 
 // aside is work on another goroutine that a later stage waits for; a
@@ -132,6 +135,9 @@ func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
 func (n *night) close() {
 	if n.dayCases != nil {
 		n.dayCases.stop()
+	}
+	if n.laterCases != nil {
+		n.laterCases.stop()
 	}
 	if n.reports != nil {
 		n.reports.Close()
@@ -241,19 +247,49 @@ func (n *night) related(ctx context.Context) error {
 	for _, o := range day {
 		n.m.AddOrderRefunds(o)
 	}
-	// The orders of tonight's refund rows the day's records did not hold;
-	// an order in both answers is answered alike.
-	err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, n.m.RefundOrders(), func(o reconcile.OrderRefunds) error {
-		n.m.AddOrderRefunds(o)
-		return nil
+	// The orders of tonight's refund rows the day's records did not hold
+	// (an order in both answers is answered alike), and the customers'
+	// earlier orders: the database answers while the memory is read.
+	orders, early := n.m.RefundOrders(), n.m.EarlyOrders()
+	n.laterCases = startAside(ctx, func(ctx context.Context) (related, error) {
+		var r related
+		err := db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, orders, func(o reconcile.OrderRefunds) error {
+			r.orders = append(r.orders, o)
+			return nil
+		})
+		if err != nil {
+			return r, err
+		}
+		err = db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, early, func(o reconcile.LocalRecord) error {
+			r.earlier = append(r.earlier, o)
+			return nil
+		})
+		return r, err
 	})
+	return nil
+}
+
+// related is what the ledger answers about the orders named by tonight's
+// refund rows and the customers' earlier orders.
+type related struct {
+	orders  []reconcile.OrderRefunds
+	earlier []reconcile.LocalRecord
+}
+
+// addRelated waits for the ledger's answers the related stage asked for,
+// and gives them to the matcher.
+func (n *night) addRelated() error {
+	r, err := n.laterCases.wait()
 	if err != nil {
 		return err
 	}
-	return db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, n.m.EarlyOrders(), func(o reconcile.LocalRecord) error {
+	for _, o := range r.orders {
+		n.m.AddOrderRefunds(o)
+	}
+	for _, o := range r.earlier {
 		n.m.AddEarlierOrder(o)
-		return nil
-	})
+	}
+	return nil
 }
 
 // remember brings in the earlier nights' memory, and then the
@@ -276,6 +312,9 @@ func (n *night) remember(ctx context.Context) error {
 // findings numbered and its reversals planned.
 func (n *night) classify(ctx context.Context) error {
 	spec, db := n.spec, n.db
+	if err := n.addRelated(); err != nil {
+		return err
+	}
 	pending, err := db.PendingBefore(ctx, spec.Channel, spec.Day)
 	if err != nil {
 		return err

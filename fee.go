@@ -213,9 +213,9 @@ func AddFees(a, b []FeeTotal) []FeeTotal {
 		o := &out[i]
 		o.Rows += t.Rows
 		o.Checked += t.Checked
-		o.Charged = AddFee(o.Charged, t.Charged)
-		o.Expected = AddFee(o.Expected, t.Expected)
-		o.ChargedChecked = AddFee(o.ChargedChecked, t.ChargedChecked)
+		o.Charged = AddSaturating(o.Charged, t.Charged)
+		o.Expected = AddSaturating(o.Expected, t.Expected)
+		o.ChargedChecked = AddSaturating(o.ChargedChecked, t.ChargedChecked)
 	}
 	slices.SortFunc(out, func(x, y FeeTotal) int { return strings.Compare(x.Currency, y.Currency) })
 	return out
@@ -233,9 +233,10 @@ func FormatFee(milli int64, currency string) string {
 	return strings.TrimSuffix(s, ".")
 }
 
-// AddFee adds two fees, signed, holding at the ends of int64 rather than
-// wrapping: a hostile file's fees are int64 each, not their sums.
-func AddFee(a, b int64) int64 {
+// AddSaturating adds two amounts or fees, signed, holding at the ends of
+// int64 rather than wrapping: a hostile file's values are int64 each, not
+// their sums.
+func AddSaturating(a, b int64) int64 {
 	switch {
 	case b > 0 && a > math.MaxInt64-b:
 		return math.MaxInt64
@@ -247,9 +248,18 @@ func AddFee(a, b int64) int64 {
 
 // FeeDifference is |a − b|, held at the largest int64.
 func FeeDifference(a, b int64) int64 {
-	d := AddFee(a, -max(b, -math.MaxInt64))
+	d := a - b
+	if (a < 0) != (b < 0) && (d < 0) != (a < 0) {
+		return math.MaxInt64 // the subtraction overflowed: past int64 either way
+	}
 	if d < 0 {
-		d = AddFee(0, -max(d, -math.MaxInt64))
+		d = -max(d, -math.MaxInt64)
 	}
 	return d
+}
+
+// Difference is what the checked rows were charged past the contract's
+// fee: negative when they were charged less.
+func (t FeeTotal) Difference() int64 {
+	return AddSaturating(t.ChargedChecked, -max(t.Expected, -math.MaxInt64))
 }

@@ -69,11 +69,11 @@ func TestFeeRuleRefusals(t *testing.T) {
 // hold there instead of wrapping into a negative amount charged or at
 // risk.
 func TestFeeArithmeticHolds(t *testing.T) {
-	if got := AddFee(math.MaxInt64, 1); got != math.MaxInt64 {
-		t.Errorf("AddFee(max, 1) = %d", got)
+	if got := AddSaturating(math.MaxInt64, 1); got != math.MaxInt64 {
+		t.Errorf("AddSaturating(max, 1) = %d", got)
 	}
-	if got := AddFee(math.MinInt64, -1); got != math.MinInt64 {
-		t.Errorf("AddFee(min, -1) = %d", got)
+	if got := AddSaturating(math.MinInt64, -1); got != math.MinInt64 {
+		t.Errorf("AddSaturating(min, -1) = %d", got)
 	}
 	if got := FeeDifference(math.MaxInt64, -5); got != math.MaxInt64 {
 		t.Errorf("FeeDifference(max, -5) = %d", got)

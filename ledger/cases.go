@@ -64,8 +64,7 @@ SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn
        coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)
   FROM findings f
  WHERE f.channel = $1 AND f.order_no = ANY($2::text[]) AND f.kind = 'refund'
-   AND f.category IN ('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized',
-                      'over_refund', 'suspected_duplicate_refund')
+   AND (f.category IN ` + rowCategories + ` OR f.category IN ('over_refund', 'suspected_duplicate_refund'))
    AND f.business_date < $3 AND f.state <> 'SUPERSEDED' AND f.channel_amount IS NOT NULL
  ORDER BY f.order_no, f.occurred_at`
 

@@ -80,7 +80,7 @@ func (m *Matcher) checkFee(ri int32) {
 		c.last, c.lastCur = t, r.cur
 	}
 	t.Rows++
-	t.Charged = reconcile.AddFee(t.Charged, r.fee)
+	t.Charged = reconcile.AddSaturating(t.Charged, r.fee)
 	if m.opts.Fees == nil {
 		return
 	}
@@ -93,8 +93,8 @@ func (m *Matcher) checkFee(ri int32) {
 		return // an amount past 10^16 minor units: no contract's fee is computed for it
 	}
 	t.Checked++
-	t.ChargedChecked = reconcile.AddFee(t.ChargedChecked, r.fee)
-	t.Expected = reconcile.AddFee(t.Expected, want)
+	t.ChargedChecked = reconcile.AddSaturating(t.ChargedChecked, r.fee)
+	t.Expected = reconcile.AddSaturating(t.Expected, want)
 	if reconcile.FeeDifference(r.fee, want) > rule.ToleranceMilli {
 		c.off = append(c.off, feeOff{ri, want})
 	}
@@ -131,6 +131,6 @@ func (m *Matcher) feeMismatch(ri int32, want int64, rule *reconcile.FeeRule) rec
 		rate = fmt.Sprintf(" (the file says its rate is %s)", reconcile.Quote(tx.FeeRate))
 	}
 	f.Hint = fmt.Sprintf("The channel took a fee of %s on the %s (%s)%s; the contract (rate %s) says %s: %s apart.",
-		fee(tx.FeeMilli), what, money(tx.Amount, tx.Currency), rate, rule.Rate, fee(want), fee(reconcile.AddFee(tx.FeeMilli, -want)))
+		fee(tx.FeeMilli), what, money(tx.Amount, tx.Currency), rate, rule.Rate, fee(want), fee(reconcile.AddSaturating(tx.FeeMilli, -want)))
 	return f
 }

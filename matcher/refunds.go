@@ -2,7 +2,6 @@ package matcher
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -43,10 +42,12 @@ func (m *Matcher) RefundOrders() []string {
 			out = append(out, order)
 		}
 	}
-	for _, tx := range append(slices.Clone(m.unkeyed), m.context...) {
-		if tx.OrderNo != "" && !seen[tx.OrderNo] {
-			seen[tx.OrderNo] = true
-			out = append(out, tx.OrderNo)
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.context} {
+		for _, tx := range rows {
+			if tx.OrderNo != "" && !seen[tx.OrderNo] {
+				seen[tx.OrderNo] = true
+				out = append(out, tx.OrderNo)
+			}
 		}
 	}
 	sort.Strings(out)
@@ -108,8 +109,10 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	}
 	// A refund nothing linked to ours is money refunded all the same; and
 	// of a shard, its orders' refunds under other shards' numbers count.
-	for _, tx := range append(slices.Clone(m.unkeyed), m.context...) {
-		tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.context} {
+		for _, tx := range rows {
+			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
+		}
 	}
 	for _, o := range m.orders {
 		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo]) {
@@ -132,7 +135,7 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 			continue
 		}
 		counted = append(counted, r)
-		total = addCapped(total, r.amount)
+		total = reconcile.AddSaturating(total, r.amount)
 	}
 	if total > order.Amount {
 		// The pairs of an over-refunded order are its case, not cases
@@ -398,14 +401,4 @@ func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reco
 		}
 	}
 	m.unkeyed = unlinked
-}
-
-// addCapped adds two amounts, never negative, holding at the largest
-// int64 rather than wrapping: a file's amounts are int64 each, not their
-// sum.
-func addCapped(a, b int64) int64 {
-	if a > math.MaxInt64-b {
-		return math.MaxInt64
-	}
-	return a + b
 }

@@ -63,7 +63,7 @@ func feeSummaries(fees []reconcile.FeeTotal) map[string]FeeSummary {
 		f := FeeSummary{Rows: t.Rows, Checked: t.Checked, Charged: reconcile.FormatFee(t.Charged, t.Currency)}
 		if t.Checked > 0 {
 			f.Expected = reconcile.FormatFee(t.Expected, t.Currency)
-			f.Difference = reconcile.FormatFee(reconcile.AddFee(t.ChargedChecked, -t.Expected), t.Currency)
+			f.Difference = reconcile.FormatFee(t.Difference(), t.Currency)
 		}
 		out[t.Currency] = f
 	}

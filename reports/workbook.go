@@ -355,7 +355,7 @@ func writeRunFacts(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.
 		if t.Checked > 0 {
 			fact("Fees checked ("+t.Currency+")", fmt.Sprintf("%d of %d rows, against the contract", t.Checked, t.Rows))
 			fact("Fees expected ("+t.Currency+")", reconcile.FormatFee(t.Expected, t.Currency))
-			fact("Fees difference ("+t.Currency+")", reconcile.FormatFee(reconcile.AddFee(t.ChargedChecked, -t.Expected), t.Currency))
+			fact("Fees difference ("+t.Currency+")", reconcile.FormatFee(t.Difference(), t.Currency))
 		}
 	}
 	if run.Error != "" {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/atomicfile"
 	"reconcile/channelfeed"
 	"reconcile/config"
 	"reconcile/ledger"
@@ -275,7 +276,7 @@ func (j *Job) Resend(ctx context.Context, runID string) (bool, error) {
 				return false, err
 			}
 			defer os.RemoveAll(dir)
-			if err := reports.WriteFile(dir, stored.WorkbookName, stored.Workbook); err != nil {
+			if err := atomicfile.WriteFile(dir, stored.WorkbookName, stored.Workbook); err != nil {
 				return false, err
 			}
 			attachment = filepath.Join(dir, stored.WorkbookName)

@@ -1,9 +1,10 @@
 package reports
 
 import (
-	"io"
+	"os"
 
 	"reconcile"
+	"reconcile/atomicfile"
 )
 
 // WriteWorkbook writes the review workbook of res to path, atomically,
@@ -21,7 +22,7 @@ func WriteSummary(path string, s Summary) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w *os.File) error {
 		_, err := w.Write(b)
 		return err
 	})

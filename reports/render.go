@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"reconcile/atomicfile"
+
 	"reconcile"
 )
 
@@ -67,7 +69,7 @@ func (r *Rendered) Write(dir string) error {
 		if err != nil {
 			return err
 		}
-		if err := WriteFile(dir, r.csvName, b); err != nil {
+		if err := atomicfile.WriteFile(dir, r.csvName, b); err != nil {
 			return err
 		}
 	}
@@ -79,11 +81,11 @@ func (r *Rendered) Write(dir string) error {
 // back from the database.
 func WriteRun(dir string, summary []byte, workbookName string, workbook []byte) error {
 	if len(workbook) > 0 {
-		if err := WriteFile(dir, workbookName, workbook); err != nil {
+		if err := atomicfile.WriteFile(dir, workbookName, workbook); err != nil {
 			return err
 		}
 	}
-	return WriteFile(dir, "summary.json", summary)
+	return atomicfile.WriteFile(dir, "summary.json", summary)
 }
 
 // WriteFailure writes the summary.json of a run that failed, saying why,
@@ -99,7 +101,7 @@ func WriteFailure(dir string, run reconcile.Run) error {
 	if err != nil {
 		return err
 	}
-	return WriteFile(dir, "summary.json", b)
+	return atomicfile.WriteFile(dir, "summary.json", b)
 }
 
 // MarkReplay returns a stored summary.json marked as handed back again

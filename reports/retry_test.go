@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"reconcile/reports"
+	"reconcile/retry"
 )
 
 // retryWorkbook writes the test workbook for the notifier to upload.
@@ -52,7 +53,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.script["/chat.postMessage"] = []fakeReply{{status: 500}, {status: 500}, {status: 429, retryAfter: "2"}}
 		var sl sleeps
-		retry := reports.Retry{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.sleep}
+		retry := retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
@@ -81,7 +82,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.postFail = "invalid_auth"
 		var sl sleeps
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 			t.Fatalf("got %v, want an error naming invalid_auth", err)
@@ -98,7 +99,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusBadRequest
 		var sl sleeps
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		var sc slack.StatusCodeError
 		if !errors.As(err, &sc) || sc.Code != http.StatusBadRequest {
@@ -116,7 +117,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
 		var sl sleeps
-		retry := reports.Retry{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.sleep}
+		retry := retry.Policy{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil {
@@ -145,7 +146,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
 		// Real waits: the budget is wall time.
-		retry := reports.Retry{Attempts: 1000, Budget: 300 * time.Millisecond, Base: 20 * time.Millisecond, Cap: 80 * time.Millisecond}
+		retry := retry.Policy{Attempts: 1000, Budget: 300 * time.Millisecond, Base: 20 * time.Millisecond, Cap: 80 * time.Millisecond}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		start := time.Now()
 		err := n.Notify(context.Background(), msg, workbook, nil)
@@ -169,7 +170,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.script["/chat.postMessage"] = []fakeReply{{status: 429, retryAfter: "30"}}
 		var sl sleeps
-		retry := reports.Retry{Budget: 10 * time.Second, Sleep: sl.sleep}
+		retry := retry.Policy{Budget: 10 * time.Second, Sleep: sl.sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempt,") || !strings.Contains(err.Error(), "budget") {
@@ -229,7 +230,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
 		ctx, cancel := context.WithCancel(context.Background())
-		retry := reports.Retry{Sleep: func(ctx context.Context, d time.Duration) error {
+		retry := retry.Policy{Sleep: func(ctx context.Context, d time.Duration) error {
 			cancel()
 			return ctx.Err()
 		}}
@@ -275,7 +276,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 	t.Run("500 then 200", func(t *testing.T) {
 		srv, count := webhook(t, 500)
 		var sl sleeps
-		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), reports.Retry{Sleep: sl.sleep})
+		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{Sleep: sl.sleep})
 		if err := n.Notify(context.Background(), msg, "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
@@ -311,7 +312,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 			mu.Unlock()
 			return nil, &timeoutError{}
 		})}
-		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", down, reports.Retry{Attempts: 3, Sleep: noWait().Sleep})
+		n := reports.NewWebhookNotifier("https://hooks.slack.com/services/T0/B0/secret", down, retry.Policy{Attempts: 3, Sleep: noWait().Sleep})
 		err := n.Notify(context.Background(), msg, "", nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") {
 			t.Fatalf("got %v, want to give up after 3 attempts", err)

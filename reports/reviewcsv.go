@@ -3,9 +3,11 @@ package reports
 import (
 	"bufio"
 	"encoding/csv"
-	"io"
+	"os"
 	"strconv"
 	"time"
+
+	"reconcile/atomicfile"
 
 	"reconcile"
 )
@@ -19,7 +21,7 @@ import (
 // of reconcile.FormatAmount, a negative difference included, since a number
 // cannot turn into a formula.
 func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) error {
-	return writeFileAtomic(path, func(w io.Writer) error {
+	return atomicfile.Write(path, 0o644, func(w *os.File) error {
 		bw := bufio.NewWriterSize(w, 64<<10)
 		cw := csv.NewWriter(bw)
 		if err := cw.Write(reviewHeader); err != nil {

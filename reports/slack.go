@@ -15,6 +15,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"reconcile"
+	"reconcile/retry"
 )
 
 // How an alert gets to people: posted by a bot with the workbook shared
@@ -54,17 +55,17 @@ func (d *Delivery) done(step string, apply func(*reconcile.Delivery)) error {
 }
 
 // NewBotNotifier posts with a bot token and uploads the workbook beside the
-// message, retrying each Slack call as retry allows. opts go to slack.New,
+// message, retrying each Slack call as policy allows. opts go to slack.New,
 // e.g. slack.OptionAPIURL in tests; they should not turn on slack-go's own
 // retries, which would multiply these.
-func NewBotNotifier(token, channel string, retry Retry, opts ...slack.Option) Notifier {
-	return &botNotifier{client: slack.New(token, opts...), channel: channel, retry: retry}
+func NewBotNotifier(token, channel string, policy retry.Policy, opts ...slack.Option) Notifier {
+	return &botNotifier{client: slack.New(token, opts...), channel: channel, retry: policy}
 }
 
 type botNotifier struct {
 	client  *slack.Client
 	channel string
-	retry   Retry
+	retry   retry.Policy
 }
 
 // Notify posts the message and then shares the workbook, each step on its
@@ -75,7 +76,7 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 	if d == nil {
 		d = &Delivery{}
 	}
-	rt, cancel := n.retry.start(ctx)
+	rt, cancel := n.retry.Start(ctx, transient)
 	defer cancel()
 	if !d.Posted {
 		if err := n.post(rt, msg, d); err != nil {
@@ -89,9 +90,9 @@ func (n *botNotifier) Notify(ctx context.Context, msg Message, attachment string
 }
 
 // post sends the message and records where Slack put it.
-func (n *botNotifier) post(rt *retrier, msg Message, d *Delivery) error {
+func (n *botNotifier) post(rt *retry.Run, msg Message, d *Delivery) error {
 	var channelID, ts string
-	err := rt.do("chat.postMessage", func(ctx context.Context) error {
+	err := rt.Do("chat.postMessage", func(ctx context.Context) error {
 		var err error
 		channelID, ts, err = n.client.PostMessageContext(ctx, n.channel,
 			slack.MsgOptionBlocks(msg.Blocks...),
@@ -112,7 +113,7 @@ func (n *botNotifier) post(rt *retrier, msg Message, d *Delivery) error {
 // upload makes the three upload steps itself rather than through
 // UploadFileContext, so that each is retried on its own and a failure late
 // in the upload never posts the message again.
-func (n *botNotifier) upload(rt *retrier, attachment string, d *Delivery) error {
+func (n *botNotifier) upload(rt *retry.Run, attachment string, d *Delivery) error {
 	fi, err := os.Stat(attachment)
 	if err != nil {
 		return fmt.Errorf("attach workbook: %w", err)
@@ -129,7 +130,7 @@ func (n *botNotifier) upload(rt *retrier, attachment string, d *Delivery) error 
 	}
 
 	var upload *slack.GetUploadURLExternalResponse
-	err = rt.do("files.getUploadURLExternal", func(ctx context.Context) error {
+	err = rt.Do("files.getUploadURLExternal", func(ctx context.Context) error {
 		var err error
 		upload, err = n.client.GetUploadURLExternalContext(ctx, slack.GetUploadURLExternalParameters{
 			FileName: name,
@@ -141,7 +142,7 @@ func (n *botNotifier) upload(rt *retrier, attachment string, d *Delivery) error 
 		return fail(err)
 	}
 	// The file is opened afresh on every attempt, so a retry sends it whole.
-	err = rt.do("file upload", func(ctx context.Context) error {
+	err = rt.Do("file upload", func(ctx context.Context) error {
 		return n.client.UploadToURL(ctx, slack.UploadToURLParameters{
 			UploadURL: upload.UploadURL,
 			File:      attachment,
@@ -151,7 +152,7 @@ func (n *botNotifier) upload(rt *retrier, attachment string, d *Delivery) error 
 	if err != nil {
 		return fail(err)
 	}
-	err = rt.do("files.completeUploadExternal", func(ctx context.Context) error {
+	err = rt.Do("files.completeUploadExternal", func(ctx context.Context) error {
 		_, err := n.client.CompleteUploadExternalContext(ctx, slack.CompleteUploadExternalParameters{
 			Files:   []slack.FileSummary{{ID: upload.FileID, Title: name}},
 			Channel: channelID,
@@ -164,20 +165,20 @@ func (n *botNotifier) upload(rt *retrier, attachment string, d *Delivery) error 
 	return d.done("workbook "+name+" shared in slack", func(s *reconcile.Delivery) { s.Uploaded = true })
 }
 
-// NewWebhookNotifier posts to an incoming webhook, retrying as retry
+// NewWebhookNotifier posts to an incoming webhook, retrying as policy
 // allows. A webhook cannot carry a file, so the message names the workbook
 // instead; a nil client gets one with a timeout.
-func NewWebhookNotifier(url string, client *http.Client, retry Retry) Notifier {
+func NewWebhookNotifier(url string, client *http.Client, policy retry.Policy) Notifier {
 	if client == nil {
 		client = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &webhookNotifier{url: url, client: client, retry: retry}
+	return &webhookNotifier{url: url, client: client, retry: policy}
 }
 
 type webhookNotifier struct {
 	url    string
 	client *http.Client
-	retry  Retry
+	retry  retry.Policy
 }
 
 func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment string, d *Delivery) error {
@@ -199,9 +200,9 @@ func (n *webhookNotifier) Notify(ctx context.Context, msg Message, attachment st
 		Text:   text,
 		Blocks: &slack.Blocks{BlockSet: blocks},
 	}
-	rt, cancel := n.retry.start(ctx)
+	rt, cancel := n.retry.Start(ctx, transient)
 	defer cancel()
-	err := rt.do("webhook post", func(ctx context.Context) error {
+	err := rt.Do("webhook post", func(ctx context.Context) error {
 		return slack.PostWebhookCustomHTTPContext(ctx, n.url, n.client, wm)
 	})
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 
 	"reconcile"
 	"reconcile/reports"
+	"reconcile/retry"
 )
 
 // blockTexts returns every string in the JSON of blocks, joined by
@@ -489,8 +490,8 @@ func (s *sleeps) got() []time.Duration {
 }
 
 // noWait is a retry policy for tests that are not about waiting.
-func noWait() reports.Retry {
-	return reports.Retry{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
+func noWait() retry.Policy {
+	return retry.Policy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
 }
 
 func TestBotNotifier(t *testing.T) {
@@ -506,7 +507,7 @@ func TestBotNotifier(t *testing.T) {
 
 	t.Run("message then workbook", func(t *testing.T) {
 		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{}, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
@@ -565,7 +566,7 @@ func TestBotNotifier(t *testing.T) {
 
 	t.Run("no attachment", func(t *testing.T) {
 		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "C123", reports.Retry{}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "C123", retry.Policy{}, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
@@ -608,7 +609,7 @@ func TestWebhookNotifier(t *testing.T) {
 	}))
 	defer srv.Close()
 
-	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), reports.Retry{})
+	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{})
 	workbook := "/var/lib/reconcile/out/review-wechatpay-2026-11-28.xlsx"
 	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 		t.Fatalf("Notify: %v", err)

@@ -3,7 +3,6 @@ package reports
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"reconcile/atomicfile"
 
 	"github.com/xuri/excelize/v2"
 
@@ -171,7 +172,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 		return WorkbookInfo{}, fmt.Errorf("build workbook %s: %w", path, err)
 	}
 	info.Sheets = f.GetSheetList()
-	err = writeFileAtomic(path, func(w io.Writer) error {
+	err = atomicfile.Write(path, 0o644, func(w *os.File) error {
 		_, err := f.WriteTo(w)
 		return err
 	})

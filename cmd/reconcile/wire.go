@@ -9,6 +9,7 @@ import (
 	"reconcile/ledger"
 	"reconcile/nightly"
 	"reconcile/reports"
+	"reconcile/retry"
 )
 
 // The wiring every command shares: its flags, config, database, job and
@@ -80,12 +81,12 @@ func (a *App) notifier(cfg config.Config, dryRun bool) reports.Notifier {
 	if channel == "" {
 		channel = a.Getenv(cfg.Slack.ChannelEnv)
 	}
-	retry := reports.Retry{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
+	policy := retry.Policy{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
 	if token != "" && channel != "" {
-		return reports.NewBotNotifier(token, channel, retry, a.SlackOptions...)
+		return reports.NewBotNotifier(token, channel, policy, a.SlackOptions...)
 	}
 	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
-		return reports.NewWebhookNotifier(url, a.HTTPClient, retry)
+		return reports.NewWebhookNotifier(url, a.HTTPClient, policy)
 	}
 	return reports.NewPrintNotifier(a.Stdout)
 }

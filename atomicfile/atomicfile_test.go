@@ -1,4 +1,4 @@
-package reports_test
+package atomicfile_test
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"reconcile/reports"
+	"reconcile/atomicfile"
 )
 
 // TestWriteFile: a report is written whole, 0644, into its directory, and a
@@ -14,7 +14,7 @@ import (
 func TestWriteFile(t *testing.T) {
 	root := t.TempDir()
 	dir := filepath.Join(root, "out", "2026-11-28", "shop")
-	if err := reports.WriteFile(dir, "summary.json", []byte("{}\n")); err != nil {
+	if err := atomicfile.WriteFile(dir, "summary.json", []byte("{}\n")); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(filepath.Join(dir, "summary.json"))
@@ -25,7 +25,7 @@ func TestWriteFile(t *testing.T) {
 		t.Errorf("summary.json: mode %v, %d bytes; want -rw-r--r--, 3", st.Mode().Perm(), st.Size())
 	}
 	for _, name := range []string{"", ".", "..", "../x.xlsx", "../../x.xlsx", "a/b.xlsx", "/etc/x"} {
-		err := reports.WriteFile(dir, name, []byte("x"))
+		err := atomicfile.WriteFile(dir, name, []byte("x"))
 		if err == nil || !strings.Contains(err.Error(), "not a plain file name") {
 			t.Errorf("WriteFile(%q): got %v, want refused", name, err)
 		}

@@ -1,18 +1,22 @@
-package reports
+// Package atomicfile is the job's one way to write a file: through a
+// temporary sibling and a rename, so that a reader never sees a half-written
+// file under its final name and a crash leaves the previous version (or
+// nothing) in place.
+package atomicfile
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"reconcile"
 )
 
-// writeFileAtomic writes a file through a temporary sibling and a rename, so
-// a reader (or the Slack upload) never sees a half-written file and a crash
-// leaves the previous version in place.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+// Write writes the file at path through a temporary sibling: write fills
+// it (and may read it back to check it); only when write returns nil is it
+// renamed into place, with mode perm. On any error the sibling is removed
+// and whatever was at path stays as it was.
+func Write(path string, perm os.FileMode, write func(f *os.File) error) (err error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."
@@ -30,9 +34,9 @@ func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
 	if err = write(tmp); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	// CreateTemp makes the file private; the outputs are meant to be read by
-	// whoever reads the output directory.
-	if err = tmp.Chmod(0o644); err != nil {
+	// CreateTemp makes the file private; outputs are meant to be read by
+	// whoever reads their directory.
+	if err = tmp.Chmod(perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err = tmp.Sync(); err != nil {
@@ -64,7 +68,7 @@ func WriteFile(dir, name string, b []byte) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Join(dir, name), err)
 	}
-	return writeFileAtomic(filepath.Join(dir, name), func(w io.Writer) error {
+	return Write(filepath.Join(dir, name), 0o644, func(w *os.File) error {
 		_, err := w.Write(b)
 		return err
 	})

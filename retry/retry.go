@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
 )
 
 // Policy bounds how hard a client tries. The zero value means the defaults.

@@ -110,6 +110,8 @@ type Channel struct {
 	// FeeTolerance is how many minor units a row's fee may be off the
 	// contract's before it is a fee_mismatch (default 0).
 	FeeTolerance int64 `json:"fee_tolerance,omitempty"`
+	// Fetch, when set, has the job download the file itself into Path.
+	Fetch *Fetch `json:"fetch,omitempty"`
 }
 
 // RowWindow is how far from its business date a row of a settlement file
@@ -331,6 +333,7 @@ func (ch Channel) problems(at, where string) []error {
 		}
 	}
 	errs = append(errs, ch.feeProblems(at, where)...)
+	errs = append(errs, ch.fetchProblems(at, where)...)
 	switch {
 	case ch.Format == "mapped" && ch.Mapping == nil:
 		errs = append(errs, fieldErrorf(at+".format", "%s: format mapped needs a \"mapping\"", where))

@@ -1,0 +1,357 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"reconcile"
+	"reconcile/inputfile"
+)
+
+// Fetch says how the job downloads a channel's settlement file itself,
+// from the channel's API or an SFTP drop. Exactly one of the channel
+// blocks is set.
+type Fetch struct {
+	// AvailableAfter is how long after the end of business day D (in the
+	// channel's zone) its file can exist; before, it is not asked for.
+	// Defaults: wechatpay and alipay 10h (10:00 on D+1 in Asia/Shanghai),
+	// stripe 12h, adyen 2h, sftp 0.
+	AvailableAfter *Duration `json:"available_after,omitempty"`
+	// Timeout bounds one API call (default 30s), DownloadTimeout one
+	// download (default 10m).
+	Timeout         Duration `json:"timeout,omitempty"`
+	DownloadTimeout Duration `json:"download_timeout,omitempty"`
+	// RetryAttempts and RetryBudget bound the retries of one fetch
+	// (defaults 5 and 2m), as slack's do for an alert.
+	RetryAttempts int      `json:"retry_attempts,omitempty"`
+	RetryBudget   Duration `json:"retry_budget,omitempty"`
+
+	WeChatPay *WeChatPayFetch `json:"wechatpay,omitempty"`
+	Alipay    *AlipayFetch    `json:"alipay,omitempty"`
+	Stripe    *StripeFetch    `json:"stripe,omitempty"`
+	Adyen     *AdyenFetch     `json:"adyen,omitempty"`
+	SFTP      *SFTPFetch      `json:"sftp,omitempty"`
+}
+
+// WeChatPayFetch is a merchant's WeChat Pay API v3 credentials.
+type WeChatPayFetch struct {
+	MchID      string `json:"mchid"`
+	SerialNo   string `json:"serial_no"`   // of the merchant's API certificate
+	PrivateKey Secret `json:"private_key"` // apiclient_key.pem
+	// PublicKeyID and PublicKey are the WeChat Pay public key
+	// (PUB_KEY_ID_…) its answers are signed with; or, for merchants still
+	// on platform certificates, PlatformCertificate.
+	PublicKeyID         string  `json:"public_key_id,omitempty"`
+	PublicKey           *Secret `json:"public_key,omitempty"`
+	PlatformCertificate *Secret `json:"platform_certificate,omitempty"`
+	BillType            string  `json:"bill_type,omitempty"` // ALL (default), SUCCESS, REFUND
+	BaseURL             string  `json:"base_url,omitempty"`
+}
+
+// AlipayFetch is an Alipay app's credentials.
+type AlipayFetch struct {
+	AppID      string `json:"app_id"`
+	PrivateKey Secret `json:"private_key"`       // the app's private key
+	PublicKey  Secret `json:"alipay_public_key"` // Alipay's public key
+	BillType   string `json:"bill_type,omitempty"`
+	Gateway    string `json:"gateway,omitempty"`
+}
+
+// StripeFetch is a Stripe account's Reporting API access.
+type StripeFetch struct {
+	APIKey     Secret `json:"api_key"`
+	ReportType string `json:"report_type,omitempty"`
+	APIURL     string `json:"api_url,omitempty"`
+	FilesURL   string `json:"files_url,omitempty"`
+	// PollBudget bounds the wait for a report run (default 10m).
+	PollBudget Duration `json:"poll_budget,omitempty"`
+}
+
+// AdyenFetch is an Adyen report user's access to a merchant account's
+// settlement detail reports.
+type AdyenFetch struct {
+	MerchantAccount string `json:"merchant_account"`
+	Username        string `json:"username"`
+	Password        Secret `json:"password"`
+	BaseURL         string `json:"base_url,omitempty"`
+	// FirstBatch is the batch fetched first when none has been (default
+	// 1); later ones follow the last one fetched.
+	FirstBatch int64 `json:"first_batch,omitempty"`
+}
+
+// SFTPFetch is an SFTP drop.
+type SFTPFetch struct {
+	Addr       string  `json:"addr"` // host or host:port
+	User       string  `json:"user"`
+	PrivateKey Secret  `json:"private_key"`
+	Passphrase *Secret `json:"passphrase,omitempty"`
+	KnownHosts string  `json:"known_hosts"` // path of a known_hosts file holding the host's key
+	RemotePath string  `json:"remote_path"` // with {date} or {yyyymmdd}
+}
+
+// API names the fetch block that is set, "" when none is.
+func (f *Fetch) API() string {
+	if f == nil {
+		return ""
+	}
+	var set []string
+	for name, on := range map[string]bool{"wechatpay": f.WeChatPay != nil, "alipay": f.Alipay != nil,
+		"stripe": f.Stripe != nil, "adyen": f.Adyen != nil, "sftp": f.SFTP != nil} {
+		if on {
+			set = append(set, name)
+		}
+	}
+	if len(set) != 1 {
+		return ""
+	}
+	return set[0]
+}
+
+// AvailableAt is when the file of the day ending at dayEnd can first be
+// asked for.
+func (f *Fetch) AvailableAt(dayEnd time.Time) time.Time {
+	if f.AvailableAfter != nil {
+		return dayEnd.Add(time.Duration(*f.AvailableAfter))
+	}
+	return dayEnd.Add(DefaultAvailableAfter(f.API()))
+}
+
+// DefaultAvailableAfter is when after the end of D a channel's file is
+// made, as the channels document it: WeChat Pay from 09:00 and Alipay
+// from 09:00 on D+1 (China), both advising 10:00; Stripe's balance data of
+// a UTC day is usually complete by the next noon; an Adyen batch's report
+// follows its payout within the hour; an SFTP drop is there when it is.
+func DefaultAvailableAfter(api string) time.Duration {
+	switch api {
+	case "wechatpay", "alipay":
+		return 10 * time.Hour
+	case "stripe":
+		return 12 * time.Hour
+	case "adyen":
+		return 2 * time.Hour
+	}
+	return 0
+}
+
+// Timeouts are the fetch's call and download timeouts with their defaults.
+func (f *Fetch) Timeouts() (call, download time.Duration) {
+	call, download = 30*time.Second, 10*time.Minute
+	if f.Timeout > 0 {
+		call = time.Duration(f.Timeout)
+	}
+	if f.DownloadTimeout > 0 {
+		download = time.Duration(f.DownloadTimeout)
+	}
+	return call, download
+}
+
+// Secret names where a secret is: an environment variable or a file, never
+// the config itself.
+type Secret struct {
+	Env  string `json:"env,omitempty"`
+	File string `json:"file,omitempty"`
+}
+
+// UnmarshalJSON refuses a secret written into the config as a string, in
+// words that do not repeat it.
+func (s *Secret) UnmarshalJSON(b []byte) error {
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '"' {
+		return errors.New(`a secret is never written in the config: give {"env": "VARIABLE"} or {"file": "/path"}`)
+	}
+	type plain Secret
+	var p plain
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&p); err != nil {
+		return fmt.Errorf(`a secret is {"env": "VARIABLE"} or {"file": "/path"}: %w`, err)
+	}
+	*s = Secret(p)
+	return nil
+}
+
+// String says where the secret is, never what it is.
+func (s Secret) String() string {
+	switch {
+	case s.Env != "":
+		return "$" + s.Env
+	case s.File != "":
+		return s.File
+	}
+	return "(not set)"
+}
+
+// maxSecretBytes bounds a secret file: a 4096-bit PEM key is 3 KB, a
+// certificate chain a few.
+const maxSecretBytes = 64 << 10
+
+// Read returns the secret's bytes, with surrounding whitespace trimmed.
+// Errors name where it was looked for, never what was found.
+func (s Secret) Read() ([]byte, error) {
+	switch {
+	case s.Env != "" && s.File != "":
+		return nil, errors.New("a secret names both env and file: give one")
+	case s.Env != "":
+		v, ok := os.LookupEnv(s.Env)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil, fmt.Errorf("$%s is not set", s.Env)
+		}
+		return []byte(strings.TrimSpace(v)), nil
+	case s.File != "":
+		b, err := inputfile.ReadFile(s.File, "secret file", maxSecretBytes)
+		if err != nil {
+			return nil, err
+		}
+		b = bytes.TrimSpace(b)
+		if len(b) == 0 {
+			return nil, fmt.Errorf("secret file %s is empty", s.File)
+		}
+		return b, nil
+	}
+	return nil, errors.New(`not set: give {"env": "VARIABLE"} or {"file": "/path"}`)
+}
+
+// envName is what an environment variable may be called.
+var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
+
+func (s Secret) problem(at, where, name string) error {
+	switch {
+	case s.Env == "" && s.File == "":
+		return fieldErrorf(at, `%s: fetch %s is not set: give {"env": "VARIABLE"} or {"file": "/path"}`, where, name)
+	case s.Env != "" && s.File != "":
+		return fieldErrorf(at, "%s: fetch %s names both env and file: give one", where, name)
+	case s.Env != "" && !envName.MatchString(s.Env):
+		return fieldErrorf(at, "%s: fetch %s.env %s is not a variable name", where, name, reconcile.Quote(s.Env))
+	case s.File != "" && (strings.ContainsAny(s.File, "\x00\n\r") || !strings.HasPrefix(s.File, "/") && !strings.HasPrefix(s.File, ".")):
+		return fieldErrorf(at, "%s: fetch %s.file %s: want an absolute path (or one starting with ./)", where, name, reconcile.Quote(s.File))
+	}
+	return nil
+}
+
+// fetchProblems lists what is wrong with a channel's fetch block.
+func (ch Channel) fetchProblems(at, where string) []error {
+	f := ch.Fetch
+	if f == nil {
+		return nil
+	}
+	at += ".fetch"
+	api := f.API()
+	if api == "" {
+		return []error{fieldErrorf(at, "%s: fetch: give exactly one of wechatpay, alipay, stripe, adyen, sftp", where)}
+	}
+	var errs []error
+	if msg := TemplateTrouble(ch.Path); msg != "" {
+		errs = append(errs, fieldErrorf(at, "%s: fetch needs the channel's path, where it puts the file: %s", where, msg))
+	}
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	need := func(field, v string) {
+		if strings.TrimSpace(v) == "" {
+			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s is empty", where, api, field))
+		} else if strings.ContainsAny(v, "\x00\r\n") || len(v) > 256 {
+			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s %s: not a plain value", where, api, field, reconcile.Quote(v)))
+		}
+	}
+	https := func(field, v string) {
+		if v == "" {
+			return
+		}
+		u, err := url.Parse(v)
+		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s %s: want an https URL without a user", where, api, field, reconcile.Quote(v)))
+		}
+	}
+	secret := func(field string, s Secret) { add(s.problem(at+"."+api+"."+field, where, api+"."+field)) }
+	formats := map[string][]string{"wechatpay": {"wechatpay"}, "alipay": {"alipay"}, "stripe": {"stripe"}, "adyen": {"adyen"}}
+	if want, ok := formats[api]; ok && ch.Format != "" && !slices.Contains(want, ch.Format) {
+		add(fieldErrorf(at+"."+api, "%s: fetch %s hands out %s files, but the channel's format is %s", where, api, want[0], reconcile.Quote(ch.Format)))
+	}
+	switch api {
+	case "wechatpay":
+		w := f.WeChatPay
+		need("mchid", w.MchID)
+		need("serial_no", w.SerialNo)
+		secret("private_key", w.PrivateKey)
+		switch {
+		case (w.PublicKey == nil) == (w.PlatformCertificate == nil):
+			add(fieldErrorf(at+".wechatpay.public_key", "%s: fetch wechatpay: give public_key (with public_key_id) or platform_certificate, one of them", where))
+		case w.PublicKey != nil:
+			need("public_key_id", w.PublicKeyID)
+			secret("public_key", *w.PublicKey)
+		default:
+			secret("platform_certificate", *w.PlatformCertificate)
+		}
+		if !slices.Contains([]string{"", "ALL", "SUCCESS", "REFUND"}, w.BillType) {
+			add(fieldErrorf(at+".wechatpay.bill_type", "%s: fetch wechatpay.bill_type %s: want ALL, SUCCESS or REFUND", where, reconcile.Quote(w.BillType)))
+		}
+		https("base_url", w.BaseURL)
+	case "alipay":
+		a := f.Alipay
+		need("app_id", a.AppID)
+		secret("private_key", a.PrivateKey)
+		secret("alipay_public_key", a.PublicKey)
+		if !slices.Contains([]string{"", "trade", "signcustomer"}, a.BillType) {
+			add(fieldErrorf(at+".alipay.bill_type", "%s: fetch alipay.bill_type %s: want trade or signcustomer", where, reconcile.Quote(a.BillType)))
+		}
+		https("gateway", a.Gateway)
+	case "stripe":
+		s := f.Stripe
+		secret("api_key", s.APIKey)
+		https("api_url", s.APIURL)
+		https("files_url", s.FilesURL)
+	case "adyen":
+		a := f.Adyen
+		need("merchant_account", a.MerchantAccount)
+		need("username", a.Username)
+		secret("password", a.Password)
+		https("base_url", a.BaseURL)
+		if a.FirstBatch < 0 {
+			add(fieldErrorf(at+".adyen.first_batch", "%s: fetch adyen.first_batch %d: want 1 or more", where, a.FirstBatch))
+		}
+		if strings.Contains(dirOf(ch.Path), "{") {
+			add(fieldErrorf(at+".adyen", "%s: fetch adyen files batches by the date they belong to, which is known after the download: keep {date} out of the path's directory", where))
+		}
+	case "sftp":
+		s := f.SFTP
+		need("addr", s.Addr)
+		need("user", s.User)
+		secret("private_key", s.PrivateKey)
+		if s.Passphrase != nil {
+			secret("passphrase", *s.Passphrase)
+		}
+		if s.KnownHosts == "" {
+			add(fieldErrorf(at+".sftp.known_hosts", "%s: fetch sftp.known_hosts is empty: the server's host key is always checked, so name the known_hosts file that holds it", where))
+		}
+		if msg := TemplateTrouble(s.RemotePath); msg != "" {
+			add(fieldErrorf(at+".sftp.remote_path", "%s: fetch sftp.remote_%s", where, msg))
+		} else if strings.ContainsAny(s.RemotePath, "\x00\r\n") {
+			add(fieldErrorf(at+".sftp.remote_path", "%s: fetch sftp.remote_path %s: not a plain path", where, reconcile.Quote(s.RemotePath)))
+		}
+	}
+	if f.RetryAttempts < 0 || f.RetryAttempts > 20 {
+		add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to 20 (0 for the default, 5)", where, f.RetryAttempts))
+	}
+	if avail, due := f.AvailableAt(time.Time{}), ch.OverdueAt(time.Time{}); !avail.Before(due) {
+		add(fieldErrorf(at+".available_after", "%s: fetch.available_after %s: want less than the deadline %s, or every file is overdue before it may be fetched",
+			where, avail.Sub(time.Time{}), due.Sub(time.Time{})))
+	}
+	return errs
+}
+
+// dirOf is the directory part of a path template.
+func dirOf(path string) string {
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		return path[:i]
+	}
+	return ""
+}

@@ -1,0 +1,143 @@
+package fetch
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+
+	"reconcile/atomicfile"
+	"reconcile/inputfile"
+)
+
+// Saved says what Save did.
+type Saved struct {
+	Path    string
+	Bytes   int64
+	SHA256  string // hex, of the file now at Path
+	Changed bool   // false: Path already held these bytes, nothing was written
+	// Replaced is true when Path held other bytes before: the channel
+	// corrected its file.
+	Replaced bool
+}
+
+// DefaultLimit is the largest file Save takes: a busy merchant's day is a
+// few GiB at most, and a stream without end must not fill the disk.
+const DefaultLimit = 16 << 30
+
+// errUnchanged stops the atomic write of a file already in place.
+var errUnchanged = errors.New("unchanged")
+
+// Save puts the file of offer at path. The download goes to a temporary
+// file beside path; it is checked (the stated size and digest, then check,
+// the parser's look at it) and only then renamed into place, so a half
+// download or a refused one never appears under path, and a crash leaves
+// nothing a run would pick up. A path already holding the same bytes is
+// left alone, and when the offer states a digest the same as the file's
+// the download is not even made. limit 0 means DefaultLimit.
+func Save(ctx context.Context, offer *Offer, path string, limit int64, check func(tmp string) error) (Saved, error) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	out := Saved{Path: path}
+	old, oldSum, err := present(path, offer.Digest)
+	if err != nil {
+		return out, err
+	}
+	if old != "" && offer.Digest != nil && bytes.Equal(oldSum, offer.Digest.Sum) {
+		out.SHA256 = old
+		st, err := os.Stat(path)
+		if err == nil {
+			out.Bytes = st.Size()
+		}
+		return out, nil
+	}
+	if offer.Size > limit {
+		return out, fmt.Errorf("%s: the channel states %d bytes, more than the %d this job takes", offer.Name, offer.Size, limit)
+	}
+	body, err := offer.Open(ctx)
+	if err != nil {
+		return out, err
+	}
+	defer body.Close()
+	err = atomicfile.Write(path, 0o640, func(f *os.File) error {
+		sum := sha256.New()
+		var stated hash.Hash
+		w := io.Writer(sum)
+		if offer.Digest != nil {
+			stated = offer.Digest.New()
+			w = io.MultiWriter(sum, stated)
+		}
+		n, err := io.Copy(f, io.TeeReader(io.LimitReader(body, limit+1), w))
+		if err != nil {
+			return fmt.Errorf("download %s: %w", offer.Name, cleanURL(err))
+		}
+		switch {
+		case n > limit:
+			return fmt.Errorf("download %s: more than %d bytes: refused", offer.Name, limit)
+		case offer.Size >= 0 && n != offer.Size:
+			return fmt.Errorf("download %s: %d bytes, the channel stated %d: cut short or padded, refused", offer.Name, n, offer.Size)
+		case n == 0:
+			return fmt.Errorf("download %s: empty: refused", offer.Name)
+		}
+		if stated != nil {
+			if got := stated.Sum(nil); !bytes.Equal(got, offer.Digest.Sum) {
+				return fmt.Errorf("download %s: %s %x, the channel stated %x: refused", offer.Name, offer.Digest.Name, got, offer.Digest.Sum)
+			}
+		}
+		out.Bytes, out.SHA256 = n, hex.EncodeToString(sum.Sum(nil))
+		if out.SHA256 == old {
+			return errUnchanged
+		}
+		if err := f.Sync(); err != nil {
+			return err
+		}
+		if check != nil {
+			if err := check(f.Name()); err != nil {
+				return fmt.Errorf("download %s: %w", offer.Name, err)
+			}
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errUnchanged):
+		return out, nil
+	case err != nil:
+		return Saved{Path: path}, err
+	}
+	out.Changed, out.Replaced = true, old != ""
+	return out, nil
+}
+
+// present returns the hex SHA-256 of the file at path, "" when there is
+// none, and its sum under the offer's stated digest when there is one.
+func present(path string, d *Digest) (sha string, stated []byte, err error) {
+	f, err := inputfile.Open(path, "settlement file")
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil, nil
+	}
+	if err != nil {
+		return "", nil, err
+	}
+	defer f.Close()
+	sum := sha256.New()
+	w := io.Writer(sum)
+	var h hash.Hash
+	if d != nil {
+		h = d.New()
+		w = io.MultiWriter(sum, h)
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		return "", nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if h != nil {
+		stated = h.Sum(nil)
+	}
+	return hex.EncodeToString(sum.Sum(nil)), stated, nil
+}

@@ -1,0 +1,55 @@
+package ledger_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"reconcile/ledger/ledgertest"
+
+	"reconcile"
+)
+
+func TestFetchMemory(t *testing.T) {
+	db, _ := ledgertest.DB(t)
+	ctx := context.Background()
+	loc, _ := time.LoadLocation("Europe/Amsterdam")
+	day := func(d int) reconcile.BusinessDay {
+		return reconcile.BusinessDay{Date: time.Date(2026, 11, d, 0, 0, 0, 0, loc), Location: loc}
+	}
+	if n, err := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); err != nil || n != 0 {
+		t.Fatalf("before any: got %d, %v; want 0", n, err)
+	}
+	for _, b := range []struct {
+		n   int64
+		day int
+	}{{412, 28}, {413, 29}, {414, 29}} {
+		if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", b.n, day(b.day), "sha"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.RecordBatch(ctx, "adyen", "OtherECOM", 900, day(28), "sha"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); n != 414 {
+		t.Errorf("last batch: got %d, want 414 (another account's 900 is its own)", n)
+	}
+	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "corrected"); err != nil {
+		t.Fatalf("a batch fetched again: %v", err)
+	}
+	got, err := db.BatchesOn(ctx, "adyen", "AcmeShopECOM", day(29))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Number != 413 || got[1].Number != 414 || got[1].SHA256 != "corrected" {
+		t.Errorf("batches of 2026-11-29: got %+v, want 413 and 414 (corrected)", got)
+	}
+
+	for _, kind := range []string{"refused", "no_bill"} {
+		first, err := db.ClaimFetchAlert(ctx, "wechatpay", day(28), kind)
+		again, err2 := db.ClaimFetchAlert(ctx, "wechatpay", day(28), kind)
+		if err != nil || err2 != nil || !first || again {
+			t.Errorf("%s: claims got %v, %v (%v, %v); want true then false", kind, first, again, err, err2)
+		}
+	}
+}

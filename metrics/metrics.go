@@ -36,6 +36,8 @@ type Metrics struct {
 	findings, needReview, autoReversals, atRisk     *prometheus.GaugeVec
 	overdue                                         *prometheus.GaugeVec
 	alertFailures                                   *prometheus.CounterVec
+	fetchLast, fetchResult                          *prometheus.GaugeVec
+	fetchBytes, fetchFailures                       *prometheus.CounterVec
 
 	mu sync.Mutex
 	// currencies is, per channel, the currencies that have a money-at-risk
@@ -78,7 +80,44 @@ func New() *Metrics {
 		Help: "Alerts (of a run, a failure, an overdue file, a resend) that could not be sent, after their retries.",
 	}, []string{"channel"})
 	m.reg.MustRegister(m.alertFailures)
+	m.fetchLast = gauge("reconcile_fetch_last_timestamp_seconds",
+		"When the job last asked the channel for a settlement file (Unix time).", "channel")
+	m.fetchResult = gauge("reconcile_fetch_last_result",
+		"1 for the result of the channel's last fetch, 0 for the others: "+strings.Join(FetchResults, ", ")+".",
+		"channel", "result")
+	m.fetchBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcile_fetch_bytes_total",
+		Help: "Bytes of settlement files the job downloaded and put in place.",
+	}, []string{"channel"})
+	m.fetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "reconcile_fetch_failures_total",
+		Help: "Fetches that failed (refused by the channel, or failing after their retries); not ready and no bill are not failures.",
+	}, []string{"channel"})
+	m.reg.MustRegister(m.fetchBytes, m.fetchFailures)
 	return m
+}
+
+// FetchResults are the results a fetch can have.
+var FetchResults = []string{"saved", "unchanged", "not_ready", "no_bill", "refused", "failed"}
+
+// ObserveFetch records a fetch of channel's file with its result (one of
+// FetchResults) and the bytes it put in place.
+func (m *Metrics) ObserveFetch(channel, result string, bytes int64, when time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.fetchLast.WithLabelValues(channel).Set(unixSeconds(when))
+	for _, r := range FetchResults {
+		v := 0.0
+		if r == result {
+			v = 1
+		}
+		m.fetchResult.WithLabelValues(channel, r).Set(v)
+	}
+	m.fetchBytes.WithLabelValues(channel).Add(float64(bytes))
+	m.fetchFailures.WithLabelValues(channel)
+	if result == "refused" || result == "failed" {
+		m.fetchFailures.WithLabelValues(channel).Inc()
+	}
 }
 
 // Init gives the counters of the named channels a zero, so that rate() and

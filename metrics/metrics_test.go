@@ -307,3 +307,39 @@ func TestHeartbeat(t *testing.T) {
 		})
 	}
 }
+
+// TestObserveFetch: the last fetch's time and result per channel, bytes
+// added up, and only refusals and failures counted as failures.
+func TestObserveFetch(t *testing.T) {
+	m := metrics.New()
+	at := time.Date(2026, 11, 29, 10, 5, 0, 0, time.UTC)
+	m.ObserveFetch("wechatpay", "saved", 1200, at)
+	m.ObserveFetch("wechatpay", "unchanged", 0, at.Add(time.Hour))
+	m.ObserveFetch("wechatpay", "refused", 0, at.Add(2*time.Hour))
+	m.ObserveFetch("stripe", "not_ready", 0, at)
+	got := scrape(t, m)
+	want := map[string]float64{
+		`reconcile_fetch_last_timestamp_seconds{channel="wechatpay"}`: float64(at.Add(2 * time.Hour).Unix()),
+		`reconcile_fetch_last_timestamp_seconds{channel="stripe"}`:    float64(at.Unix()),
+		`reconcile_fetch_bytes_total{channel="wechatpay"}`:            1200,
+		`reconcile_fetch_bytes_total{channel="stripe"}`:               0,
+		`reconcile_fetch_failures_total{channel="wechatpay"}`:         1,
+		`reconcile_fetch_failures_total{channel="stripe"}`:            0,
+	}
+	for _, ch := range []string{"wechatpay", "stripe"} {
+		last := map[string]string{"wechatpay": "refused", "stripe": "not_ready"}[ch]
+		for _, r := range metrics.FetchResults {
+			v := 0.0
+			if r == last {
+				v = 1
+			}
+			want[fmt.Sprintf(`reconcile_fetch_last_result{channel=%q,result=%q}`, ch, r)] = v
+		}
+	}
+	for k := range got {
+		if !strings.HasPrefix(k, "reconcile_fetch_") {
+			delete(got, k)
+		}
+	}
+	diff(t, got, want)
+}

@@ -67,6 +67,15 @@ func (o *Observer) NotStarted(channels []string) {
 	}
 }
 
+// Fetched records a fetch of channel's file: its result (one of
+// FetchResults) and the bytes put in place.
+func (o *Observer) Fetched(channel, result string, bytes int64) {
+	if o == nil {
+		return
+	}
+	o.m.ObserveFetch(channel, result, bytes, o.now())
+}
+
 // Overdue records, per observed channel, how many files a tick found past
 // their deadline (a channel not in overdue has none).
 func (o *Observer) Overdue(overdue map[string]int) {

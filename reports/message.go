@@ -221,6 +221,49 @@ func OverdueMessage(channel string, day reconcile.BusinessDay, file string, dead
 	}
 }
 
+// FetchRefusedMessage is the alert of a fetch the channel refused: bad
+// credentials, a key without permission. Asking again will not help, so
+// it is sent once; the reason is the error's words with secrets taken out.
+func FetchRefusedMessage(channel string, day reconcile.BusinessDay, err error) Message {
+	reason := "no reason was given"
+	if err != nil {
+		reason = strings.TrimSpace(ErrorText(err))
+	}
+	head := fmt.Sprintf("Fetch of %s %s refused", clip(channel, valueRunes), dayText(day))
+	fix := fmt.Sprintf("Check the channel's credentials (`reconcile check-config`), then run `reconcile fetch --channel %s --date %s`.",
+		alertValue(channel), dayText(day))
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(literal("The channel refused to hand out the settlement file: "+escapeSlack(clip(reason, errorRunes))), nil, nil),
+		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
+			field("Channel", alertValue(channel)),
+			field("Business date", dayText(day)),
+		}, nil),
+		slack.NewContextBlock("", mrkdwn(fix)),
+	}
+	return Message{Text: escapeSlack(head) + "; the message says why", Blocks: blocks}
+}
+
+// NoBillMessage is the alert of a date the channel says it has no bill
+// for. That is normal for a day without a payment; after a day with
+// payments it means they did not reach the channel's books, or were
+// booked elsewhere, which a person must look at: no run can, without a
+// file.
+func NoBillMessage(channel string, day reconcile.BusinessDay) Message {
+	head := fmt.Sprintf("No bill from %s for %s", clip(channel, valueRunes), dayText(day))
+	body := "The channel says it has no settlement bill for this date. Without one there is no run: " +
+		"if our records show payments or refunds through this channel on that day, they are not in the channel's books."
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(literal(body), nil, nil),
+		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
+			field("Channel", alertValue(channel)),
+			field("Business date", dayText(day)),
+		}, nil),
+	}
+	return Message{Text: escapeSlack(head) + ": the channel has no bill for that date", Blocks: blocks}
+}
+
 // FailureMessage is the alert of a run that failed: why, in the error's own
 // words with any secret taken out, and which channel, date and file.
 func FailureMessage(run reconcile.Run, err error) Message {

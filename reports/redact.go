@@ -27,13 +27,24 @@ var secretPatterns = []struct {
 	{regexp.MustCompile(`\b(xox[abposre](?:\.xox[abposr])?|xapp)-[A-Za-z0-9-]+`), "${1}-REDACTED"},
 	// The path of an incoming webhook URL is its secret.
 	{regexp.MustCompile(`(hooks\.slack\.com/(?:services|workflows|triggers)/)[^\s"']+`), "${1}REDACTED"},
+	// A Stripe secret or restricted key, live or test.
+	{regexp.MustCompile(`\b((?:sk|rk)_(?:live|test))_[A-Za-z0-9]+`), "${1}_REDACTED"},
+	// A private key, PEM-armoured, whole or cut off.
+	{regexp.MustCompile(`-----BEGIN ([A-Z ]*)PRIVATE KEY-----(?:[^-]|-[^-])*(?:-----END [A-Z ]*PRIVATE KEY-----)?`), "-----BEGIN ${1}PRIVATE KEY----- REDACTED"},
+	// The credentials of an Authorization header: basic auth, a bearer
+	// key, a WeChat Pay signature.
+	{regexp.MustCompile(`(?i)\b(Basic|Bearer)\s+[A-Za-z0-9+/=._-]{8,}`), "${1} REDACTED"},
+	{regexp.MustCompile(`(WECHATPAY2-SHA256-RSA2048)\s+[^\n]*`), "${1} REDACTED"},
 }
 
 // RedactSecrets hides the secrets an error text may carry before it reaches
 // an alert, a log line or summary.json: the password of a postgres:// or
 // postgresql:// URL, of a password=... pair (sslpassword=, PGPASSWORD=
 // too) and of a JSON "password" becomes xxxxx; a Slack token xox?-...
-// becomes xox?-REDACTED; the secret path of a Slack webhook URL, REDACTED.
+// becomes xox?-REDACTED; the secret path of a Slack webhook URL, REDACTED;
+// a Stripe key sk_live_... becomes sk_live_REDACTED; a PEM private key,
+// the credentials of an Authorization header (Basic, Bearer, WeChat Pay's
+// signature), REDACTED.
 func RedactSecrets(s string) string {
 	for _, p := range secretPatterns {
 		s = p.re.ReplaceAllString(s, p.repl)

@@ -699,6 +699,13 @@ func TestRedactSecrets(t *testing.T) {
 		{"json password", `{"user":"recon","db_password": "hunter2"}`, `{"user":"recon","db_password": "xxxxx"}`},
 		{"refresh token", "xoxe.xoxp-1-abc", "xoxe.xoxp-REDACTED"},
 		{"workflow webhook", "https://hooks.slack.com/workflows/T0/A0/123/abc", "https://hooks.slack.com/workflows/REDACTED"},
+		{"stripe secret key", "stripe: invalid api key sk_live_51AbC9xYz provided", "stripe: invalid api key sk_live_REDACTED provided"},
+		{"stripe restricted key", "key rk_test_4eC39HqLyjWDarjtT1zdp7dc", "key rk_test_REDACTED"},
+		{"pem private key", "key -----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY----- bad", "key -----BEGIN PRIVATE KEY----- REDACTED bad"},
+		{"rsa key cut off", "parse -----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA", "parse -----BEGIN RSA PRIVATE KEY----- REDACTED"},
+		{"basic auth", "Authorization: Basic cmVwb3J0QENvbXBhbnk6aHVudGVyMg==", "Authorization: Basic REDACTED"},
+		{"bearer", "Authorization: Bearer sk_test_abcdefgh", "Authorization: Bearer REDACTED"},
+		{"wechatpay authorization", `WECHATPAY2-SHA256-RSA2048 mchid="1900000001",nonce_str="abc",signature="c2lnbmF0dXJl"`, "WECHATPAY2-SHA256-RSA2048 REDACTED"},
 		{"nothing secret", "wechatpay 2026-11-28.csv:12: column amount: bad", "wechatpay 2026-11-28.csv:12: column amount: bad"},
 	}
 	for _, tt := range tests {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -82,8 +81,9 @@ type AdyenFetch struct {
 	Username        string `json:"username"`
 	Password        Secret `json:"password"`
 	BaseURL         string `json:"base_url,omitempty"`
-	// FirstBatch is the batch fetched first when none has been (default
-	// 1); later ones follow the last one fetched.
+	// FirstBatch is the batch fetched first, before any has been (the
+	// number of the latest settlement detail report in the Customer
+	// Area); later ones follow the last one fetched.
 	FirstBatch int64 `json:"first_batch,omitempty"`
 }
 
@@ -192,15 +192,16 @@ func (s Secret) String() string {
 // certificate chain a few.
 const maxSecretBytes = 64 << 10
 
-// Read returns the secret's bytes, with surrounding whitespace trimmed.
-// Errors name where it was looked for, never what was found.
-func (s Secret) Read() ([]byte, error) {
+// Read returns the secret's bytes, with surrounding whitespace trimmed;
+// getenv looks up an environment variable. Errors name where it was
+// looked for, never what was found.
+func (s Secret) Read(getenv func(string) string) ([]byte, error) {
 	switch {
 	case s.Env != "" && s.File != "":
 		return nil, errors.New("a secret names both env and file: give one")
 	case s.Env != "":
-		v, ok := os.LookupEnv(s.Env)
-		if !ok || strings.TrimSpace(v) == "" {
+		v := getenv(s.Env)
+		if strings.TrimSpace(v) == "" {
 			return nil, fmt.Errorf("$%s is not set", s.Env)
 		}
 		return []byte(strings.TrimSpace(v)), nil
@@ -315,8 +316,8 @@ func (ch Channel) fetchProblems(at, where string) []error {
 		need("username", a.Username)
 		secret("password", a.Password)
 		https("base_url", a.BaseURL)
-		if a.FirstBatch < 0 {
-			add(fieldErrorf(at+".adyen.first_batch", "%s: fetch adyen.first_batch %d: want 1 or more", where, a.FirstBatch))
+		if a.FirstBatch < 1 {
+			add(fieldErrorf(at+".adyen.first_batch", "%s: fetch adyen.first_batch %d: want the number of the first batch to fetch (1 or more), as the Customer Area lists its settlement detail reports", where, a.FirstBatch))
 		}
 		if strings.Contains(dirOf(ch.Path), "{") {
 			add(fieldErrorf(at+".adyen", "%s: fetch adyen files batches by the date they belong to, which is known after the download: keep {date} out of the path's directory", where))

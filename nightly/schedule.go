@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"os"
 	"time"
 
 	"reconcile"
@@ -20,9 +21,12 @@ type Scheduler struct {
 	Job    *Job
 	Now    func() time.Time
 	Log    *slog.Logger // nil: nothing is logged
-	// Metrics is told of every run, overdue file and sign of life; nil
-	// when metrics are off.
+	// Metrics is told of every run, fetch, overdue file and sign of life;
+	// nil when metrics are off.
 	Metrics *metrics.Observer
+	// Fetcher downloads the files of the channels with a fetch block; nil
+	// when none has one.
+	Fetcher *Fetcher
 }
 
 func (s *Scheduler) log() *slog.Logger {
@@ -99,6 +103,7 @@ func (s *Scheduler) look(ctx context.Context, ch config.Channel, day reconcile.B
 func (s *Scheduler) Tick(ctx context.Context) {
 	s.Metrics.TickStarted()
 	defer s.Metrics.TickDone()
+	noBill := s.fetchDue(ctx)
 	due, err := s.Plan(ctx)
 	if err != nil {
 		s.log().Error("tick not planned", "error", err)
@@ -127,11 +132,93 @@ func (s *Scheduler) Tick(ctx context.Context) {
 			}
 			s.log().Info("scheduled run done", "run_id", res.Run.ID, "channel", spec.Channel,
 				"business_date", spec.Day.String(), "needs_review", res.NeedsReview(), "replay", res.Replay)
-		case d.Overdue:
+		case d.Overdue && !noBill[spec.Channel+" "+spec.Day.String()]:
 			s.overdue(ctx, d)
 		}
 	}
 	s.resendAlerts(ctx)
+}
+
+// fetchDue fetches, for every channel whose file the job fetches, the
+// files of the lookback window that can exist by now: those not there
+// yet, and, from WeChat Pay, which states each bill's hash, those there
+// too, so a corrected bill replaces the old one without a download of an
+// unchanged one. A channel of batches is asked once a tick, for all its
+// new batches. A refusal is alerted once and ends the channel's fetches of
+// the tick: the credentials are the channel's, not the date's. It returns
+// the channel and dates the channel said it has no bill for, which are not
+// overdue.
+func (s *Scheduler) fetchDue(ctx context.Context) map[string]bool {
+	noBill := map[string]bool{}
+	if s.Fetcher == nil {
+		return noBill
+	}
+	now := s.Now()
+	for _, ch := range s.Config.Channels {
+		if !s.Fetcher.Has(ch.Name) || ch.Fetch == nil {
+			continue
+		}
+		loc, err := time.LoadLocation(ch.TimeZone)
+		if err != nil {
+			continue // config.Load refuses such a config
+		}
+		local := now.In(loc)
+		var days []reconcile.BusinessDay
+		for back := s.Config.Schedule.LookbackDays; back >= 1; back-- {
+			day := reconcile.BusinessDay{Date: time.Date(local.Year(), local.Month(), local.Day()-back, 0, 0, 0, 0, loc), Location: loc}
+			if now.Before(ch.Fetch.AvailableAt(day.End())) {
+				break // nor can the later ones exist
+			}
+			days = append(days, day)
+		}
+		if _, batches := s.Fetcher.Batches[ch.Name]; batches && len(days) > 0 {
+			days = days[len(days)-1:]
+		}
+		for _, day := range days {
+			if ctx.Err() != nil {
+				return noBill
+			}
+			s.Metrics.Beat()
+			_, err := os.Lstat(ch.FilePath(day.Date))
+			there := err == nil
+			if there && ch.Fetch.WeChatPay == nil {
+				continue
+			}
+			got := s.Fetcher.Fetch(ctx, ch, day, there)
+			if got.Result == "no_bill" {
+				noBill[ch.Name+" "+day.String()] = true
+				s.fetchAlert(ctx, got)
+			}
+			if got.Result == "refused" {
+				s.fetchAlert(ctx, got)
+				break
+			}
+		}
+	}
+	return noBill
+}
+
+// fetchAlert alerts a fetch the channel refused, or a date it has no
+// bill for, once per channel, date and kind.
+func (s *Scheduler) fetchAlert(ctx context.Context, got Fetched) {
+	log := s.log().With("channel", got.Channel, "business_date", got.Day.String())
+	first, err := s.Job.DB.ClaimFetchAlert(ctx, got.Channel, got.Day, got.Result)
+	if err != nil {
+		log.Error("fetch alert not claimed", "error", err)
+		return
+	}
+	if !first {
+		return
+	}
+	var msg reports.Message
+	if got.Result == "no_bill" {
+		msg = reports.NoBillMessage(got.Channel, got.Day)
+	} else {
+		msg = reports.FetchRefusedMessage(got.Channel, got.Day, got.Err)
+	}
+	if err := s.Job.Notifier.Notify(alertFor(ctx, got.Channel), msg, "", nil); err != nil {
+		log.Warn("fetch alert not sent", "error", err)
+	}
 }
 
 // overdue alerts a file past its deadline, once: of several replicas,

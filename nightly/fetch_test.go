@@ -1,0 +1,182 @@
+package nightly_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"reconcile"
+	"reconcile/config"
+	"reconcile/fetch"
+	"reconcile/fixtures"
+	"reconcile/ledger/ledgertest"
+	"reconcile/nightly"
+)
+
+// canned is a channel that answers from a map: a file per date, or an
+// error.
+type canned struct {
+	files  map[string][]byte
+	errs   map[string]error
+	offers int
+}
+
+func (c *canned) Offer(ctx context.Context, day reconcile.BusinessDay) (*fetch.Offer, error) {
+	c.offers++
+	if err := c.errs[day.String()]; err != nil {
+		return nil, err
+	}
+	b, ok := c.files[day.String()]
+	if !ok {
+		return nil, fetch.ErrNotReady
+	}
+	return &fetch.Offer{Name: "bill " + day.String(), Size: int64(len(b)),
+		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}, nil
+}
+
+func (c *canned) Batch(ctx context.Context, n int64) (*fetch.Offer, error) {
+	b, ok := c.files[itoa(n)]
+	if !ok {
+		return nil, fetch.ErrNotReady
+	}
+	return &fetch.Offer{Name: "batch " + itoa(n), Size: -1,
+		Open: func(context.Context) (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(b)), nil }}, nil
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+const canonicalBill = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n" +
+	"payment,T1,,C1,10.00,CNY,2026-11-28T10:00:00+08:00\n"
+
+func day(t *testing.T, date string, loc *time.Location) reconcile.BusinessDay {
+	t.Helper()
+	d, err := reconcile.NewBusinessDay(date, loc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// TestFetchOne: a file per date lands under the path template, is left
+// alone when there, replaced when the channel corrected it, and every
+// other answer writes nothing and is named.
+func TestFetchOne(t *testing.T) {
+	ctx := context.Background()
+	loc, _ := time.LoadLocation("Asia/Shanghai")
+	dir := t.TempDir()
+	ch := config.Channel{Name: "shop", Format: "csv", TimeZone: "Asia/Shanghai",
+		Path: filepath.Join(dir, "shop_{yyyymmdd}.csv"), Fetch: &config.Fetch{}}
+	src := &canned{files: map[string][]byte{"2026-11-28": []byte(canonicalBill)}, errs: map[string]error{
+		"2026-11-25": fetch.ErrNoBill,
+		"2026-11-26": &fetch.Refusal{Status: 401, Code: "SIGN_ERROR"},
+	}}
+	f := &nightly.Fetcher{Sources: map[string]fetch.Source{"shop": src}}
+	d28 := day(t, "2026-11-28", loc)
+	got := f.Fetch(ctx, ch, d28, false)
+	if got.Result != "saved" || got.Bytes != int64(len(canonicalBill)) || got.Err != nil {
+		t.Fatalf("first fetch: got %+v, want saved", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "shop_20261128.csv")); string(b) != canonicalBill {
+		t.Errorf("file in place: %q", b)
+	}
+	if got := f.Fetch(ctx, ch, d28, false); got.Result != "unchanged" || src.offers != 1 {
+		t.Errorf("file there, no force: got %s after %d offers; want unchanged, the channel not asked", got.Result, src.offers)
+	}
+	if got := f.Fetch(ctx, ch, d28, true); got.Result != "unchanged" || src.offers != 2 {
+		t.Errorf("force, same bytes: got %s after %d offers; want unchanged after 2", got.Result, src.offers)
+	}
+	corrected := canonicalBill + "payment,T2,,C2,5.00,CNY,2026-11-28T11:00:00+08:00\n"
+	src.files["2026-11-28"] = []byte(corrected)
+	if got := f.Fetch(ctx, ch, d28, true); got.Result != "saved" {
+		t.Errorf("force, corrected: got %+v, want saved", got)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "shop_20261128.csv")); string(b) != corrected {
+		t.Errorf("corrected file not in place: %q", b)
+	}
+
+	src.files["2026-11-24"] = []byte(`{"code":"SYSTEM_ERROR","message":"try later"}`)
+	for date, want := range map[string]string{"2026-11-27": "not_ready", "2026-11-25": "no_bill", "2026-11-26": "refused", "2026-11-24": "failed"} {
+		got := f.Fetch(ctx, ch, day(t, date, loc), false)
+		if got.Result != want {
+			t.Errorf("%s: got %s (%v), want %s", date, got.Result, got.Err, want)
+		}
+		if _, err := os.Stat(got.Path); err == nil {
+			t.Errorf("%s: %s written", date, got.Path)
+		}
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("inbox holds %d files, want only the one bill: %v", len(ents), ents)
+	}
+}
+
+// adyenBatch is the demo's batch 412 moved by days and renumbered.
+func adyenBatch(t *testing.T, n int64, days int) []byte {
+	t.Helper()
+	ch, _ := fixtures.Lookup("adyen")
+	s := string(ch.Bill())
+	for _, d := range []string{"2026-11-29", "2026-11-28", "2026-11-27"} {
+		moved, _ := time.Parse(time.DateOnly, d)
+		s = strings.ReplaceAll(s, d+" ", moved.AddDate(0, 0, days).Format(time.DateOnly)+"\x00")
+	}
+	s = strings.ReplaceAll(s, "\x00", " ")
+	return []byte(strings.ReplaceAll(s, "412", itoa(n)))
+}
+
+// TestFetchBatches: Adyen's batches are fetched after the last one, each
+// filed under the date of its latest payment or refund (not its payout,
+// booked after midnight); the next fetch asks only for newer ones; a
+// second batch of a date already holding one is refused, not merged.
+func TestFetchBatches(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+	loc, _ := time.LoadLocation("Europe/Amsterdam")
+	dir := t.TempDir()
+	ch := config.Channel{Name: "adyen", Format: "adyen", TimeZone: "Europe/Amsterdam",
+		Path: filepath.Join(dir, "settlement_detail_report_{date}.csv"), Fetch: &config.Fetch{}}
+	src := &canned{files: map[string][]byte{"412": adyenBatch(t, 412, 0), "413": adyenBatch(t, 413, 1)}}
+	f := &nightly.Fetcher{Batches: map[string]nightly.Batches{"adyen": {Account: "AcmeShopECOM", First: 412, Source: src}}, DB: db}
+
+	got := f.Fetch(ctx, ch, day(t, "2026-11-28", loc), false)
+	if got.Result != "saved" || len(got.Batches) != 2 {
+		t.Fatalf("got %+v, want two batches filed, one of them 2026-11-28's", got)
+	}
+	for i, want := range []string{"2026-11-28", "2026-11-29"} {
+		if b := got.Batches[i]; b.Day.String() != want || b.Path != filepath.Join(dir, "settlement_detail_report_"+want+".csv") {
+			t.Errorf("batch %d filed under %s as %s, want %s", b.Number, b.Day, b.Path, want)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "settlement_detail_report_2026-11-29.csv")); !bytes.Equal(b, src.files["413"]) {
+		t.Error("batch 413 is not the file of 2026-11-29")
+	}
+	if last, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 413 {
+		t.Errorf("last batch remembered: %d, want 413", last)
+	}
+
+	again := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false)
+	if again.Result != "unchanged" || len(again.Batches) != 0 {
+		t.Errorf("next fetch: got %+v, want nothing new", again)
+	}
+
+	src.files["414"] = adyenBatch(t, 414, 1) // closes on 2026-11-29 too
+	conflict := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false)
+	if conflict.Result != "failed" || conflict.Err == nil || !strings.Contains(conflict.Err.Error(), "already holds batch 413") {
+		t.Errorf("a second batch of a date: got %+v, want refused naming batch 413", conflict)
+	}
+	if last, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 413 {
+		t.Errorf("after the refusal the last batch is %d, want 413 still", last)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "settlement_detail_report_2026-11-29.csv")); !bytes.Equal(b, src.files["413"]) {
+		t.Error("batch 414 overwrote batch 413's file")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("inbox holds %d files, want the two reports, no staging file: %v", len(ents), ents)
+	}
+}

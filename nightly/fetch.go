@@ -217,8 +217,8 @@ func (f *Fetcher) batch(ctx context.Context, ch config.Channel, b Batches, n int
 	for _, other := range filed {
 		if other.Number != n {
 			return nil, 0, fmt.Errorf("batch %d belongs to %s, which already holds batch %d: one file per date holds one batch; "+
-				"ask Adyen for one payout a day on this merchant account, or reconcile batch %d by hand with --file",
-				n, day, other.Number, n)
+				"ask Adyen for one payout a day on this merchant account, or reconcile batch %d by hand with --file: %w",
+				n, day, other.Number, n, errBatchConflict)
 		}
 	}
 	final := ch.FilePath(date)
@@ -283,7 +283,12 @@ func parserLook(ctx context.Context, ch config.Channel, day reconcile.BusinessDa
 	}
 }
 
-// outcome names the result of a fetch that ended with err.
+// errBatchConflict is a batch whose date holds another batch's file: no
+// tick can settle it, a person must.
+var errBatchConflict = errors.New("two batches for one date")
+
+// outcome names the result of a fetch that ended with err: "refused" is
+// what no retry will change, whether the channel refused or the job did.
 func outcome(err error) string {
 	switch {
 	case errors.Is(err, fetch.ErrNotReady):
@@ -291,7 +296,7 @@ func outcome(err error) string {
 	case errors.Is(err, fetch.ErrNoBill):
 		return "no_bill"
 	}
-	if _, ok := errors.AsType[*fetch.Refusal](err); ok {
+	if _, ok := errors.AsType[*fetch.Refusal](err); ok || errors.Is(err, errBatchConflict) {
 		return "refused"
 	}
 	return "failed"

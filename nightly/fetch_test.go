@@ -166,7 +166,7 @@ func TestFetchBatches(t *testing.T) {
 
 	src.files["414"] = adyenBatch(t, 414, 1) // closes on 2026-11-29 too
 	conflict := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false)
-	if conflict.Result != "failed" || conflict.Err == nil || !strings.Contains(conflict.Err.Error(), "already holds batch 413") {
+	if conflict.Result != "refused" || conflict.Err == nil || !strings.Contains(conflict.Err.Error(), "already holds batch 413") {
 		t.Errorf("a second batch of a date: got %+v, want refused naming batch 413", conflict)
 	}
 	if last, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 413 {

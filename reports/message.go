@@ -221,20 +221,21 @@ func OverdueMessage(channel string, day reconcile.BusinessDay, file string, dead
 	}
 }
 
-// FetchRefusedMessage is the alert of a fetch the channel refused: bad
-// credentials, a key without permission. Asking again will not help, so
-// it is sent once; the reason is the error's words with secrets taken out.
+// FetchRefusedMessage is the alert of a fetch that asking again will not
+// mend: the channel refused it (bad credentials, a key without
+// permission) or the job did (two Adyen batches for one date). It is sent
+// once; the reason is the error's words with secrets taken out.
 func FetchRefusedMessage(channel string, day reconcile.BusinessDay, err error) Message {
 	reason := "no reason was given"
 	if err != nil {
 		reason = strings.TrimSpace(ErrorText(err))
 	}
 	head := fmt.Sprintf("Fetch of %s %s refused", clip(channel, valueRunes), dayText(day))
-	fix := fmt.Sprintf("Check the channel's credentials (`reconcile check-config`), then run `reconcile fetch --channel %s --date %s`.",
+	fix := fmt.Sprintf("Fix the cause (`reconcile check-config` checks the credentials), then run `reconcile fetch --channel %s --date %s`.",
 		alertValue(channel), dayText(day))
 	blocks := []slack.Block{
 		slack.NewHeaderBlock(plain(head)),
-		slack.NewSectionBlock(literal("The channel refused to hand out the settlement file: "+escapeSlack(clip(reason, errorRunes))), nil, nil),
+		slack.NewSectionBlock(literal("The settlement file cannot be fetched until a person acts: "+escapeSlack(clip(reason, errorRunes))), nil, nil),
 		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
 			field("Channel", alertValue(channel)),
 			field("Business date", dayText(day)),

@@ -716,3 +716,32 @@ func TestRedactSecrets(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchMessages: a refused fetch says why with the secret hidden and
+// the channel's words unable to mention anyone; a missing bill says what
+// it may mean.
+func TestFetchMessages(t *testing.T) {
+	day, err := reconcile.NewBusinessDay("2026-11-28", shanghai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	refusal := errors.New(`fetch stripe 2026-11-28: refused by the channel (HTTP 401): "<!channel> key sk_live_51AbCdEfGh invalid"`)
+	all := messageTexts(t, reports.FetchRefusedMessage("stripe", day, refusal))
+	for _, want := range []string{"Fetch of stripe 2026-11-28 refused", "cannot be fetched until a person acts",
+		"HTTP 401", "sk_live_REDACTED", "&lt;!channel&gt;", "reconcile fetch --channel stripe --date 2026-11-28"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("refused: got no %q in\n%s", want, all)
+		}
+	}
+	for _, leak := range []string{"51AbCdEfGh", "<!channel>"} {
+		if strings.Contains(all, leak) {
+			t.Errorf("refused: got %q in\n%s", leak, all)
+		}
+	}
+	all = messageTexts(t, reports.NoBillMessage("wechatpay", day))
+	for _, want := range []string{"No bill from wechatpay for 2026-11-28", "not in the channel's books", "Business date\n2026-11-28"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("no bill: got no %q in\n%s", want, all)
+		}
+	}
+}

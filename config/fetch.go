@@ -22,7 +22,7 @@ type Fetch struct {
 	// AvailableAfter is how long after the end of business day D (in the
 	// channel's zone) its file can exist; before, it is not asked for.
 	// Defaults: wechatpay and alipay 10h (10:00 on D+1 in Asia/Shanghai),
-	// stripe 12h, adyen 2h, sftp 0.
+	// stripe 12h, adyen 2h, sftp 1h.
 	AvailableAfter *Duration `json:"available_after,omitempty"`
 	// Timeout bounds one API call (default 30s), DownloadTimeout one
 	// download (default 10m).
@@ -128,7 +128,8 @@ func (f *Fetch) AvailableAt(dayEnd time.Time) time.Time {
 // made, as the channels document it: WeChat Pay from 09:00 and Alipay
 // from 09:00 on D+1 (China), both advising 10:00; Stripe's balance data of
 // a UTC day is usually complete by the next noon; an Adyen batch's report
-// follows its payout within the hour; an SFTP drop is there when it is.
+// follows its payout within the hour; an SFTP drop is given an hour past
+// midnight, so a bank still uploading the file is not read half-way.
 func DefaultAvailableAfter(api string) time.Duration {
 	switch api {
 	case "wechatpay", "alipay":
@@ -138,7 +139,7 @@ func DefaultAvailableAfter(api string) time.Duration {
 	case "adyen":
 		return 2 * time.Hour
 	}
-	return 0
+	return time.Hour
 }
 
 // Timeouts are the fetch's call and download timeouts with their defaults.

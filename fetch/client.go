@@ -35,8 +35,8 @@ const (
 )
 
 // NewHTTPClient is an http.Client with timeouts on the connection's
-// every step; the time of a whole call is bounded by its context. tlsRoots
-// nil means the system's roots (tests pass their server's).
+// every step; the time of a whole call is bounded by its context. A nil
+// transport is a clone of the default one.
 func NewHTTPClient(transport *http.Transport) *http.Client {
 	if transport == nil {
 		transport = http.DefaultTransport.(*http.Transport).Clone()

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"reconcile/atomicfile"
 	"reconcile/inputfile"
@@ -31,6 +32,11 @@ type Saved struct {
 // few GiB at most, and a stream without end must not fill the disk.
 const DefaultLimit = 16 << 30
 
+// ErrBadFile is a download the job refuses for its content: not the size
+// or hash the channel stated, empty, too large, or not a file the
+// channel's parser reads. Asking again the same way gets the same file.
+var ErrBadFile = errors.New("the file the channel handed out is refused")
+
 // errUnchanged stops the atomic write of a file already in place.
 var errUnchanged = errors.New("unchanged")
 
@@ -40,7 +46,10 @@ var errUnchanged = errors.New("unchanged")
 // download or a refused one never appears under path, and a crash leaves
 // nothing a run would pick up. A path already holding the same bytes is
 // left alone, and when the offer states a digest the same as the file's
-// the download is not even made. limit 0 means DefaultLimit.
+// the download is not even made. A file replaced by other bytes (a bill
+// the channel corrected) is kept beside it as NAME.superseded-<sha-256
+// prefix>, the evidence of the run it was reconciled in. The directory is
+// made when missing. limit 0 means DefaultLimit.
 func Save(ctx context.Context, offer *Offer, path string, limit int64, check func(tmp string) error) (Saved, error) {
 	if limit <= 0 {
 		limit = DefaultLimit
@@ -59,7 +68,10 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 		return out, nil
 	}
 	if offer.Size > limit {
-		return out, fmt.Errorf("%s: the channel states %d bytes, more than the %d this job takes", offer.Name, offer.Size, limit)
+		return out, fmt.Errorf("%s: the channel states %d bytes, more than the %d this job takes: %w", offer.Name, offer.Size, limit, ErrBadFile)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return out, err
 	}
 	body, err := offer.Open(ctx)
 	if err != nil {
@@ -80,15 +92,15 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 		}
 		switch {
 		case n > limit:
-			return fmt.Errorf("download %s: more than %d bytes: refused", offer.Name, limit)
+			return fmt.Errorf("download %s: more than %d bytes: %w", offer.Name, limit, ErrBadFile)
 		case offer.Size >= 0 && n != offer.Size:
-			return fmt.Errorf("download %s: %d bytes, the channel stated %d: cut short or padded, refused", offer.Name, n, offer.Size)
+			return fmt.Errorf("download %s: %d bytes, the channel stated %d, cut short or padded: %w", offer.Name, n, offer.Size, ErrBadFile)
 		case n == 0:
-			return fmt.Errorf("download %s: empty: refused", offer.Name)
+			return fmt.Errorf("download %s: empty: %w", offer.Name, ErrBadFile)
 		}
 		if stated != nil {
 			if got := stated.Sum(nil); !bytes.Equal(got, offer.Digest.Sum) {
-				return fmt.Errorf("download %s: %s %x, the channel stated %x: refused", offer.Name, offer.Digest.Name, got, offer.Digest.Sum)
+				return fmt.Errorf("download %s: %s %x, the channel stated %x: %w", offer.Name, offer.Digest.Name, got, offer.Digest.Sum, ErrBadFile)
 			}
 		}
 		out.Bytes, out.SHA256 = n, hex.EncodeToString(sum.Sum(nil))
@@ -100,7 +112,14 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 		}
 		if check != nil {
 			if err := check(f.Name()); err != nil {
-				return fmt.Errorf("download %s: %w", offer.Name, err)
+				return fmt.Errorf("download %s: %w: %w", offer.Name, ErrBadFile, err)
+			}
+		}
+		if old != "" {
+			// A hard link: the old bytes stay whatever the rename does.
+			kept := path + ".superseded-" + old[:12]
+			if err := os.Link(path, kept); err != nil && !errors.Is(err, fs.ErrExist) {
+				return fmt.Errorf("keep the file being replaced as %s: %w", kept, err)
 			}
 		}
 		return nil

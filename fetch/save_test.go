@@ -94,6 +94,13 @@ func TestSave(t *testing.T) {
 		if b, _ := os.ReadFile(path); !bytes.Equal(b, bill) || !got.Changed || !got.Replaced {
 			t.Errorf("got %+v and %q; want the new bill, replaced", got, b)
 		}
+		kept, _ := filepath.Glob(path + ".superseded-*")
+		if len(kept) != 1 {
+			t.Fatalf("kept beside it: %v, want the old file once", kept)
+		}
+		if b, _ := os.ReadFile(kept[0]); string(b) != "old\n" {
+			t.Errorf("%s holds %q, want the old bytes", kept[0], b)
+		}
 	})
 
 	refusals := []struct {
@@ -119,8 +126,8 @@ func TestSave(t *testing.T) {
 				t.Fatal(err)
 			}
 			_, err := fetch.Save(ctx, tt.offer, path, tt.limit, tt.check)
-			if err == nil || !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("got %v, want an error saying %q", err, tt.want)
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !errors.Is(err, fetch.ErrBadFile) {
+				t.Fatalf("got %v, want fetch.ErrBadFile saying %q", err, tt.want)
 			}
 			if b, _ := os.ReadFile(path); string(b) != "kept\n" {
 				t.Errorf("the file in place became %q; want it kept", b)
@@ -133,7 +140,7 @@ func TestSave(t *testing.T) {
 
 	t.Run("the check sees the whole download under a hidden name", func(t *testing.T) {
 		dir := t.TempDir()
-		path := filepath.Join(dir, "bill.csv")
+		path := filepath.Join(dir, "wechatpay", "bill.csv") // the directory is made
 		var seen []byte
 		var name string
 		_, err := fetch.Save(ctx, offer(bill, -1, nil, new(int)), path, 0, func(tmp string) error {

@@ -9,8 +9,8 @@ import (
 )
 
 // ClaimFetchAlert records that the fetch of channel's file of day has
-// been alerted as kind ("refused", "no_bill"). It is true only for the
-// first caller.
+// been alerted as kind ("refused", "bad_file", "no_bill"). It is true
+// only for the first caller.
 func (db *DB) ClaimFetchAlert(ctx context.Context, channel string, day reconcile.BusinessDay, kind string) (bool, error) {
 	tag, err := db.pool.Exec(ctx, `
 INSERT INTO fetch_alerts (channel, business_date, kind) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
@@ -26,6 +26,8 @@ type Batch struct {
 	Number int64
 	Date   time.Time // the business date, midnight UTC as PostgreSQL's date
 	SHA256 string
+	// Held is a batch kept aside: its date's file holds another batch.
+	Held bool
 }
 
 // LastBatch is the highest batch of channel's account fetched so far, 0
@@ -41,14 +43,16 @@ SELECT coalesce(max(batch), 0) FROM fetched_batches WHERE channel = $1 AND accou
 	return n, nil
 }
 
-// RecordBatch remembers that batch was fetched and filed under day. A
-// batch fetched again (--force) keeps its number and takes its new hash.
-func (db *DB) RecordBatch(ctx context.Context, channel, account string, b int64, day reconcile.BusinessDay, sha string) error {
+// RecordBatch remembers that batch was fetched and filed under day, or
+// kept aside (held). A batch fetched again (--force) keeps its number and
+// takes its new hash. A second batch filed under one date is refused by
+// the database too (ErrConflict): two replicas cannot both file one.
+func (db *DB) RecordBatch(ctx context.Context, channel, account string, b int64, day reconcile.BusinessDay, sha string, held bool) error {
 	_, err := db.pool.Exec(ctx, `
-INSERT INTO fetched_batches (channel, account, batch, business_date, file_sha256) VALUES ($1, $2, $3, $4, $5)
+INSERT INTO fetched_batches (channel, account, batch, business_date, file_sha256, held) VALUES ($1, $2, $3, $4, $5, $6)
 ON CONFLICT (channel, account, batch) DO UPDATE
-   SET business_date = excluded.business_date, file_sha256 = excluded.file_sha256, fetched_at = now()`,
-		channel, account, b, dateOf(day), sha)
+   SET business_date = excluded.business_date, file_sha256 = excluded.file_sha256, held = excluded.held, fetched_at = now()`,
+		channel, account, b, dateOf(day), sha, held)
 	if err != nil {
 		return fmt.Errorf("record batch %d of %s %s: %w", b, channel, account, interpretError(err))
 	}
@@ -58,7 +62,7 @@ ON CONFLICT (channel, account, batch) DO UPDATE
 // BatchesOn lists the batches of channel's account filed under day.
 func (db *DB) BatchesOn(ctx context.Context, channel, account string, day reconcile.BusinessDay) ([]Batch, error) {
 	rows, err := db.pool.Query(ctx, `
-SELECT batch, business_date, file_sha256 FROM fetched_batches
+SELECT batch, business_date, file_sha256, held FROM fetched_batches
  WHERE channel = $1 AND account = $2 AND business_date = $3 ORDER BY batch`,
 		channel, account, dateOf(day))
 	if err != nil {
@@ -68,7 +72,7 @@ SELECT batch, business_date, file_sha256 FROM fetched_batches
 	var out []Batch
 	for rows.Next() {
 		var b Batch
-		if err := rows.Scan(&b.Number, &b.Date, &b.SHA256); err != nil {
+		if err := rows.Scan(&b.Number, &b.Date, &b.SHA256, &b.Held); err != nil {
 			return nil, fmt.Errorf("batches of %s %s %s: %w", channel, account, day, interpretError(err))
 		}
 		out = append(out, b)

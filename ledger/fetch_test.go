@@ -2,6 +2,7 @@ package ledger_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -24,28 +25,32 @@ func TestFetchMemory(t *testing.T) {
 		n   int64
 		day int
 	}{{412, 28}, {413, 29}, {414, 29}} {
-		if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", b.n, day(b.day), "sha"); err != nil {
+		if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", b.n, day(b.day), "sha", b.n == 414); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.RecordBatch(ctx, "adyen", "OtherECOM", 900, day(28), "sha"); err != nil {
+	if err := db.RecordBatch(ctx, "adyen", "OtherECOM", 900, day(28), "sha", false); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); n != 414 {
 		t.Errorf("last batch: got %d, want 414 (another account's 900 is its own)", n)
 	}
-	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "corrected"); err != nil {
+	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "corrected", true); err != nil {
 		t.Fatalf("a batch fetched again: %v", err)
+	}
+	// A second batch filed (not held) under one date is refused.
+	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 415, day(29), "sha", false); !errors.Is(err, reconcile.ErrConflict) {
+		t.Errorf("a second batch filed under 2026-11-29: got %v, want reconcile.ErrConflict", err)
 	}
 	got, err := db.BatchesOn(ctx, "adyen", "AcmeShopECOM", day(29))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Number != 413 || got[1].Number != 414 || got[1].SHA256 != "corrected" {
-		t.Errorf("batches of 2026-11-29: got %+v, want 413 and 414 (corrected)", got)
+	if len(got) != 2 || got[0].Number != 413 || got[0].Held || got[1].Number != 414 || got[1].SHA256 != "corrected" || !got[1].Held {
+		t.Errorf("batches of 2026-11-29: got %+v, want 413 and 414 (held, corrected)", got)
 	}
 
-	for _, kind := range []string{"refused", "no_bill"} {
+	for _, kind := range []string{"refused", "bad_file", "no_bill"} {
 		first, err := db.ClaimFetchAlert(ctx, "wechatpay", day(28), kind)
 		again, err2 := db.ClaimFetchAlert(ctx, "wechatpay", day(28), kind)
 		if err != nil || err2 != nil || !first || again {

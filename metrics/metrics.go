@@ -91,14 +91,14 @@ func New() *Metrics {
 	}, []string{"channel"})
 	m.fetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "reconcile_fetch_failures_total",
-		Help: "Fetches that failed (refused by the channel, or failing after their retries); not ready and no bill are not failures.",
+		Help: "Fetches that failed (refused, a file refused for its content, failing after their retries); not ready and no bill are not failures.",
 	}, []string{"channel"})
 	m.reg.MustRegister(m.fetchBytes, m.fetchFailures)
 	return m
 }
 
 // FetchResults are the results a fetch can have.
-var FetchResults = []string{"saved", "unchanged", "not_ready", "no_bill", "refused", "failed"}
+var FetchResults = []string{"saved", "unchanged", "not_ready", "no_bill", "refused", "bad_file", "failed"}
 
 // ObserveFetch records a fetch of channel's file with its result (one of
 // FetchResults) and the bytes it put in place.
@@ -115,7 +115,7 @@ func (m *Metrics) ObserveFetch(channel, result string, bytes int64, when time.Ti
 	}
 	m.fetchBytes.WithLabelValues(channel).Add(float64(bytes))
 	m.fetchFailures.WithLabelValues(channel)
-	if result == "refused" || result == "failed" {
+	if result == "refused" || result == "bad_file" || result == "failed" {
 		m.fetchFailures.WithLabelValues(channel).Inc()
 	}
 }

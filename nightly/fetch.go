@@ -2,11 +2,13 @@ package nightly
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"reconcile"
@@ -97,31 +99,40 @@ func (f *Fetcher) Fetch(ctx context.Context, ch config.Channel, day reconcile.Bu
 	return out
 }
 
-// one fetches a channel that hands out a file per date.
+// one fetches a channel that hands out a file per date. The offer and
+// the download have a timeout each: a Stripe report waited for must not
+// eat the time of its download.
 func (f *Fetcher) one(ctx context.Context, ch config.Channel, src fetch.Source, day reconcile.BusinessDay, force bool, out *Fetched) {
-	if !force {
-		if _, err := os.Lstat(out.Path); err == nil {
-			out.Result = "unchanged"
-			return
-		}
+	if !force && present(out.Path) {
+		out.Result = "unchanged"
+		return
 	}
 	_, download := ch.Fetch.Timeouts()
-	ctx, cancel := context.WithTimeout(ctx, download)
+	octx, cancel := context.WithTimeout(ctx, download)
 	defer cancel()
-	offer, err := src.Offer(ctx, day)
+	offer, err := src.Offer(octx, day)
 	if err != nil {
 		out.Result, out.Err = outcome(err), fmt.Errorf("fetch %s %s: %w", ch.Name, day, err)
 		return
 	}
-	saved, err := fetch.Save(ctx, offer, out.Path, 0, parserLook(ctx, ch, day, out.Path))
+	dctx, cancel := context.WithTimeout(ctx, download)
+	defer cancel()
+	saved, err := fetch.Save(dctx, offer, out.Path, 0, parserLook(dctx, ch, day, out.Path))
 	if err != nil {
-		out.Result, out.Err = "failed", fmt.Errorf("fetch %s %s: %w", ch.Name, day, err)
+		out.Result, out.Err = outcome(err), fmt.Errorf("fetch %s %s: %w", ch.Name, day, err)
 		return
 	}
 	out.Result = "unchanged"
 	if saved.Changed {
 		out.Result, out.Bytes = "saved", saved.Bytes
 	}
+}
+
+// present reports whether a run would find a file at path: a link that
+// leads nowhere is no file, and is fetched over.
+func present(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // batches takes the batches after the last one fetched and files each
@@ -155,19 +166,26 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 	for i := range maxBatchesPerFetch {
 		numbers = append(numbers, next+int64(i))
 	}
+	var held error
 	for i, n := range numbers {
 		fb, bytes, err := f.batch(ctx, ch, b, n)
-		if errors.Is(err, fetch.ErrNotReady) && i >= len(numbers)-maxBatchesPerFetch {
-			break // no batch after the last one closed yet
-		}
-		if err != nil {
-			out.Result, out.Err = outcome(err), fmt.Errorf("fetch %s batch %d: %w", ch.Name, n, err)
+		switch {
+		case errors.Is(err, fetch.ErrNotReady) && i >= len(numbers)-maxBatchesPerFetch:
+			// No batch after the last one closed yet.
+		case errors.Is(err, errBatchConflict):
+			held = errors.Join(held, fmt.Errorf("fetch %s batch %d: %w", ch.Name, n, err))
+			continue // kept aside and remembered: the next batches go on
+		case err != nil:
+			out.Result, out.Err = outcome(err), errors.Join(held, fmt.Errorf("fetch %s batch %d: %w", ch.Name, n, err))
 			return
+		default:
+			out.Bytes += bytes
+			if fb != nil {
+				out.Batches = append(out.Batches, *fb)
+			}
+			continue
 		}
-		out.Bytes += bytes
-		if fb != nil {
-			out.Batches = append(out.Batches, *fb)
-		}
+		break
 	}
 	out.Result = "not_ready"
 	for _, fb := range out.Batches {
@@ -175,14 +193,19 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 			out.Result = "saved"
 		}
 	}
-	if _, err := os.Lstat(out.Path); out.Result == "not_ready" && err == nil {
+	if out.Result == "not_ready" && present(out.Path) {
 		out.Result = "unchanged"
+	}
+	if held != nil {
+		out.Result, out.Err = "refused", held
 	}
 }
 
 // batch downloads batch n beside the channel's files under a name no
-// run reads, finds the date it belongs to, and renames it under that
-// date's name. Nil FiledBatch: the batch was there already, unchanged.
+// run reads (and no other replica or earlier crash shares), finds the
+// date it belongs to, and renames it under that date's name. A batch
+// whose date already holds another batch is kept beside that file as
+// NAME.batch-N, remembered as held, and returned as errBatchConflict.
 func (f *Fetcher) batch(ctx context.Context, ch config.Channel, b Batches, n int64) (*FiledBatch, int64, error) {
 	_, download := ch.Fetch.Timeouts()
 	ctx, cancel := context.WithTimeout(ctx, download)
@@ -196,38 +219,46 @@ func (f *Fetcher) batch(ctx context.Context, ch config.Channel, b Batches, n int
 		return nil, 0, err
 	}
 	dir := filepath.Dir(ch.FilePath(time.Time{}))
-	if err := os.MkdirAll(dir, 0o750); err != nil {
-		return nil, 0, err
-	}
-	staging := filepath.Join(dir, fmt.Sprintf(".%s-batch-%d.csv", ch.Name, n))
+	staging := filepath.Join(dir, fmt.Sprintf(".%s-batch-%d-%s.csv", ch.Name, n, rand.Text()[:10]))
 	defer os.Remove(staging)
 	var date time.Time
 	saved, err := fetch.Save(ctx, offer, staging, 0, func(tmp string) error {
 		date, err = batchDate(ctx, tmp, ch.Format, loc)
 		return err
 	})
-	if err != nil {
+	switch {
+	case err != nil:
 		return nil, 0, err
+	case date.IsZero():
+		return nil, 0, fmt.Errorf("batch %d: its business date is unknown", n)
 	}
 	day := reconcile.BusinessDay{Date: date, Location: loc}
 	filed, err := f.DB.BatchesOn(ctx, ch.Name, b.Account, day)
 	if err != nil {
 		return nil, 0, err
 	}
-	for _, other := range filed {
-		if other.Number != n {
-			return nil, 0, fmt.Errorf("batch %d belongs to %s, which already holds batch %d: one file per date holds one batch; "+
-				"ask Adyen for one payout a day on this merchant account, or reconcile batch %d by hand with --file: %w",
-				n, day, other.Number, n, errBatchConflict)
-		}
-	}
 	final := ch.FilePath(date)
+	for _, other := range filed {
+		if other.Number == n || other.Held {
+			continue
+		}
+		aside := final + ".batch-" + strconv.FormatInt(n, 10)
+		if err := os.Rename(staging, aside); err != nil {
+			return nil, 0, fmt.Errorf("keep batch %d as %s: %w", n, aside, err)
+		}
+		if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256, true); err != nil {
+			return nil, 0, err
+		}
+		return nil, 0, fmt.Errorf("batch %d belongs to %s, which already holds batch %d: kept as %s, not reconciled; "+
+			"reconcile it by hand (--file), and ask Adyen for one payout a day on this merchant account: %w",
+			n, day, other.Number, aside, errBatchConflict)
+	}
 	if same, _ := sameFile(final, saved.SHA256); !same {
 		if err := os.Rename(staging, final); err != nil {
 			return nil, 0, fmt.Errorf("file batch %d as %s: %w", n, final, err)
 		}
 	}
-	if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256); err != nil {
+	if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256, false); err != nil {
 		return nil, 0, err
 	}
 	return &FiledBatch{Number: n, Day: day, Path: final}, saved.Bytes, nil
@@ -298,6 +329,9 @@ func outcome(err error) string {
 	}
 	if _, ok := errors.AsType[*fetch.Refusal](err); ok || errors.Is(err, errBatchConflict) {
 		return "refused"
+	}
+	if errors.Is(err, fetch.ErrBadFile) {
+		return "bad_file"
 	}
 	return "failed"
 }

@@ -3,6 +3,7 @@ package nightly_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -75,6 +76,7 @@ func TestFetchOne(t *testing.T) {
 	src := &canned{files: map[string][]byte{"2026-11-28": []byte(canonicalBill)}, errs: map[string]error{
 		"2026-11-25": fetch.ErrNoBill,
 		"2026-11-26": &fetch.Refusal{Status: 401, Code: "SIGN_ERROR"},
+		"2026-11-23": errors.New("tradebill: gave up after 5 attempts; last error: HTTP 503"),
 	}}
 	f := &nightly.Fetcher{Sources: map[string]fetch.Source{"shop": src}}
 	d28 := day(t, "2026-11-28", loc)
@@ -101,7 +103,8 @@ func TestFetchOne(t *testing.T) {
 	}
 
 	src.files["2026-11-24"] = []byte(`{"code":"SYSTEM_ERROR","message":"try later"}`)
-	for date, want := range map[string]string{"2026-11-27": "not_ready", "2026-11-25": "no_bill", "2026-11-26": "refused", "2026-11-24": "failed"} {
+	for date, want := range map[string]string{"2026-11-27": "not_ready", "2026-11-25": "no_bill", "2026-11-26": "refused",
+		"2026-11-24": "bad_file", "2026-11-23": "failed"} {
 		got := f.Fetch(ctx, ch, day(t, date, loc), false)
 		if got.Result != want {
 			t.Errorf("%s: got %s (%v), want %s", date, got.Result, got.Err, want)
@@ -111,8 +114,8 @@ func TestFetchOne(t *testing.T) {
 		}
 	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 1 {
-		t.Errorf("inbox holds %d files, want only the one bill: %v", len(ents), ents)
+	if len(ents) != 2 {
+		t.Errorf("inbox holds %d files, want the bill and the one it replaced: %v", len(ents), ents)
 	}
 }
 
@@ -165,18 +168,37 @@ func TestFetchBatches(t *testing.T) {
 	}
 
 	src.files["414"] = adyenBatch(t, 414, 1) // closes on 2026-11-29 too
-	conflict := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false)
+	src.files["415"] = adyenBatch(t, 415, 2)
+	conflict := f.Fetch(ctx, ch, day(t, "2026-11-30", loc), false)
 	if conflict.Result != "refused" || conflict.Err == nil || !strings.Contains(conflict.Err.Error(), "already holds batch 413") {
 		t.Errorf("a second batch of a date: got %+v, want refused naming batch 413", conflict)
 	}
-	if last, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 413 {
-		t.Errorf("after the refusal the last batch is %d, want 413 still", last)
+	if len(conflict.Batches) != 1 || conflict.Batches[0].Number != 415 {
+		t.Errorf("after the held batch: filed %+v, want 415 (the queue goes on)", conflict.Batches)
+	}
+	if last, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 415 {
+		t.Errorf("last batch remembered: %d, want 415", last)
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "settlement_detail_report_2026-11-29.csv")); !bytes.Equal(b, src.files["413"]) {
 		t.Error("batch 414 overwrote batch 413's file")
 	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "settlement_detail_report_2026-11-29.csv.batch-414")); !bytes.Equal(b, src.files["414"]) {
+		t.Error("batch 414 is not kept aside")
+	}
 	ents, _ := os.ReadDir(dir)
-	if len(ents) != 2 {
-		t.Errorf("inbox holds %d files, want the two reports, no staging file: %v", len(ents), ents)
+	if len(ents) != 4 {
+		t.Errorf("inbox holds %d files, want the three reports and the one kept aside, no staging file: %v", len(ents), ents)
+	}
+
+	// A stale staging file of a crashed fetch changes nothing: 416 is
+	// filed under its own date, not under a date the staging file implies.
+	stale := filepath.Join(dir, ".adyen-batch-416-0000000000.csv")
+	src.files["416"] = adyenBatch(t, 416, 3)
+	if err := os.WriteFile(stale, src.files["416"], 0o640); err != nil {
+		t.Fatal(err)
+	}
+	next := f.Fetch(ctx, ch, day(t, "2026-12-01", loc), false)
+	if next.Result != "saved" || len(next.Batches) != 1 || next.Batches[0].Day.String() != "2026-12-01" {
+		t.Errorf("after a crash's leftover: got %+v, want batch 416 filed under 2026-12-01", next)
 	}
 }

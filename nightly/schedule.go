@@ -5,12 +5,12 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
-	"os"
 	"time"
 
 	"reconcile"
 	"reconcile/channelfeed"
 	"reconcile/config"
+	"reconcile/fetch"
 	"reconcile/metrics"
 	"reconcile/reports"
 )
@@ -144,8 +144,9 @@ func (s *Scheduler) Tick(ctx context.Context) {
 // yet, and, from WeChat Pay, which states each bill's hash, those there
 // too, so a corrected bill replaces the old one without a download of an
 // unchanged one. A channel of batches is asked once a tick, for all its
-// new batches. A refusal is alerted once and ends the channel's fetches of
-// the tick: the credentials are the channel's, not the date's. It returns
+// new batches. A refusal, or a file refused for its content, is alerted
+// once; the channel's refusal ends its fetches of the tick, since the
+// credentials are the channel's, not the date's. It returns
 // the channel and dates the channel said it has no bill for, which are not
 // overdue.
 func (s *Scheduler) fetchDue(ctx context.Context) map[string]bool {
@@ -179,27 +180,28 @@ func (s *Scheduler) fetchDue(ctx context.Context) map[string]bool {
 				return noBill
 			}
 			s.Metrics.Beat()
-			_, err := os.Lstat(ch.FilePath(day.Date))
-			there := err == nil
+			there := present(ch.FilePath(day.Date))
 			if there && ch.Fetch.WeChatPay == nil {
 				continue
 			}
 			got := s.Fetcher.Fetch(ctx, ch, day, there)
-			if got.Result == "no_bill" {
+			switch got.Result {
+			case "no_bill":
 				noBill[ch.Name+" "+day.String()] = true
 				s.fetchAlert(ctx, got)
-			}
-			if got.Result == "refused" {
+			case "refused", "bad_file":
 				s.fetchAlert(ctx, got)
-				break
+			}
+			if _, ok := errors.AsType[*fetch.Refusal](got.Err); ok {
+				break // the channel's credentials, not the date's: ask nothing more this tick
 			}
 		}
 	}
 	return noBill
 }
 
-// fetchAlert alerts a fetch the channel refused, or a date it has no
-// bill for, once per channel, date and kind.
+// fetchAlert alerts, once per channel, date and kind, a fetch refused, a
+// file refused for its content, or a date the channel has no bill for.
 func (s *Scheduler) fetchAlert(ctx context.Context, got Fetched) {
 	log := s.log().With("channel", got.Channel, "business_date", got.Day.String())
 	first, err := s.Job.DB.ClaimFetchAlert(ctx, got.Channel, got.Day, got.Result)

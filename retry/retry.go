@@ -108,8 +108,12 @@ func (rt *Run) Do(name string, call func(ctx context.Context) error) error {
 			return fmt.Errorf("%s: stopped after %d %s: %w", name, attempt, plural(attempt, "attempt", "attempts"), err)
 		}
 		if rt.ctx.Err() != nil {
-			// The budget ran out during this attempt: the attempt before,
-			// when there was one, says why the call kept failing.
+			// The budget ran out during this attempt. An answer no retry
+			// mends (a refusal) says why for itself; otherwise the attempt
+			// before, when there was one, says why the call kept failing.
+			if retry, _ := rt.classify(err); !retry {
+				return fmt.Errorf("%s: %w", name, err)
+			}
 			if last == nil {
 				last = err
 			}

@@ -1,6 +1,8 @@
 package retry_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -30,3 +32,26 @@ func TestRetryAfter(t *testing.T) {
 }
 
 const http1123 = "Mon, 02 Jan 2006 15:04:05 GMT"
+
+// TestRefusalAsTheBudgetEnds: an answer no retry mends, arriving as the
+// budget runs out, is the error, not the transient failure before it.
+func TestRefusalAsTheBudgetEnds(t *testing.T) {
+	refused := errors.New("401 invalid key")
+	busy := errors.New("503")
+	classify := func(err error) (bool, time.Duration) { return !errors.Is(err, refused), 0 }
+	p := retry.Policy{Budget: 50 * time.Millisecond, Base: time.Millisecond, Cap: time.Millisecond, Sleep: func(context.Context, time.Duration) error { return nil }}
+	rt, cancel := p.Start(context.Background(), classify)
+	defer cancel()
+	calls := 0
+	err := rt.Do("report_types", func(ctx context.Context) error {
+		calls++
+		if calls == 1 {
+			return busy
+		}
+		<-ctx.Done() // the refusal comes back as the budget ends
+		return refused
+	})
+	if !errors.Is(err, refused) || calls != 2 {
+		t.Errorf("got %v after %d calls, want the refusal after 2", err, calls)
+	}
+}

@@ -61,6 +61,7 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 			defer db.Close()
 		}
 		ck.outDir(cfg.OutDir)
+		ck.fetches(cfg, a)
 		ck.newKeyChecks(ctx, cfg, db)
 		ck.nextTick(ctx, cfg, db, a.Now())
 	}
@@ -342,6 +343,39 @@ func dbTrouble(ctx context.Context, err error) string {
 		msg = msg[i+2:]
 	}
 	return reports.RedactSecrets(msg)
+}
+
+// fetches checks every fetch block as the fetch would use it: its
+// secrets are there, its key files read and parse, the SFTP host's key
+// is in known_hosts. Nothing is sent to a channel.
+func (ck *configCheck) fetches(cfg config.Config, a *App) {
+	fetching := false
+	for _, ch := range cfg.Channels {
+		fetching = fetching || ch.Fetch != nil
+	}
+	if sched, err := cron.ParseStandard(cfg.Schedule.Spec); err == nil && fetching {
+		if loc, err := time.LoadLocation(cfg.Schedule.TimeZone); err == nil {
+			next := sched.Next(a.Now().In(loc))
+			if gap := sched.Next(next).Sub(next); gap > 6*time.Hour {
+				ck.note("schedule.spec %s ticks %s apart: a file a channel makes after a tick is fetched and reconciled at the next one; "+
+					"channels with a fetch block want ticks through the day, such as \"0 * * * *\"", reconcile.Quote(cfg.Schedule.Spec), gap)
+			}
+		}
+	}
+	for i, ch := range cfg.Channels {
+		if ch.Fetch == nil || ch.Fetch.API() == "" {
+			continue
+		}
+		at, _ := ch.Where(i)
+		_, _, about, err := a.fetchSource(ch)
+		if err != nil {
+			ck.problem("%s%s", ck.at(at+".fetch"), reports.RedactSecrets(err.Error()))
+			continue
+		}
+		after := ch.Fetch.AvailableAt(time.Time{}).Sub(time.Time{})
+		ck.ok("fetch of %s: %s %s; asked for from %s after the end of each day (%s)",
+			reconcile.Quote(ch.Name), ch.Fetch.API(), about, after, ch.TimeZone)
+	}
 }
 
 // outDir checks that runs can write their reports.

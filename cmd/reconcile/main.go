@@ -43,8 +43,9 @@ var commands = []struct {
 	run            func(*App, context.Context, []string) error // nil: help
 }{
 	{"run", "reconcile one business date: every configured channel, or one", (*App).runCmd},
+	{"fetch", "download a channel's settlement file of a date from its API or SFTP drop", (*App).fetchCmd},
 	{"migrate", "create or upgrade the database schema", (*App).migrateCmd},
-	{"schedule", "run as a daemon, reconciling yesterday at the configured time", (*App).scheduleCmd},
+	{"schedule", "run as a daemon: fetch the files as they become available, reconcile them", (*App).scheduleCmd},
 	{"demo", "run the job on the bundled fixtures against a throwaway PostgreSQL", (*App).demoCmd},
 	{"review", "import the decisions written in a review workbook", (*App).reviewCmd},
 	{"alert", "send a run's alert that could not be sent", (*App).alertCmd},
@@ -58,6 +59,7 @@ const mainUsage = `reconcile compares payment channels' settlement files with ou
 Usage:
   reconcile run --date YYYY-MM-DD [--channel NAME] [--file PATH] [flags]
   reconcile --date YYYY-MM-DD ...      (the same as run)
+  reconcile fetch --date YYYY-MM-DD [--channel NAME] [--force]
   reconcile migrate [--dsn DSN]
   reconcile schedule [--config FILE]
   reconcile demo [--out DIR]

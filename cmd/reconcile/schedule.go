@@ -9,6 +9,7 @@ import (
 
 	"reconcile"
 	"reconcile/config"
+	"reconcile/ledger"
 	"reconcile/nightly"
 )
 
@@ -16,10 +17,14 @@ const scheduleSynopsis = `reconcile schedule [--config FILE] [--dsn DSN] [--log-
                    [--metrics-listen ADDR]
 
 Runs until SIGINT or SIGTERM. At each tick of the config's schedule (default
-"0 3 * * *" in the schedule's time zone) it reconciles, for every configured
-channel and in date order, each business date of the lookback window
-(default 7 days) whose file is there and has no successful run yet. A file
-not there yet is waited for; past the channel's deadline it is alerted, once.
+"0 3 * * *" in the schedule's time zone) it first fetches, for every channel
+with a fetch block, the files of the lookback window that the channel can
+have made by now (its available_after); then it reconciles, for every
+configured channel and in date order, each business date of the lookback
+window (default 7 days) whose file is there and has no successful run yet. A
+file not there yet is waited for; past the channel's deadline it is alerted,
+once. A channel that refuses a fetch (credentials, permission) is alerted
+once; one that has no bill for a date, once.
 Alerts that could not be sent are sent again. Several replicas can run side
 by side: runs of one channel and date take turns, and a file already
 reconciled is not redone. A run in progress when the signal arrives is rolled
@@ -62,10 +67,10 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	// Ticks log from cron's goroutines while this one logs too; slog's
 	// handlers write each line whole.
 	logger := a.newLogger(level)
-	job := a.newJob(cfg, a.notifier(cfg, false))
-	job.DB, job.Log = db, logger
-	s := &nightly.Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
-	s.Metrics = a.scheduleObserver(cfg, job)
+	s, err := a.newScheduler(cfg, db, logger)
+	if err != nil {
+		return err
+	}
 	loc, _ := time.LoadLocation(cfg.Schedule.TimeZone) // validated by config.Load
 	cl := cronLogger{logger}
 	c := cron.New(
@@ -90,6 +95,22 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 	<-c.Stop().Done()
 	logger.Info("schedule stopped")
 	return nil
+}
+
+// newScheduler is the scheduler of cfg: its job, its metrics, and the
+// clients of the channels it fetches from.
+func (a *App) newScheduler(cfg config.Config, db *ledger.DB, logger *slog.Logger) (*nightly.Scheduler, error) {
+	job := a.newJob(cfg, a.notifier(cfg, false))
+	job.DB, job.Log = db, logger
+	s := &nightly.Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
+	s.Metrics = a.scheduleObserver(cfg, job)
+	f, err := a.fetcher(cfg.Channels, db)
+	if err != nil {
+		return nil, err
+	}
+	f.Log, f.Metrics = logger, s.Metrics
+	s.Fetcher = f
+	return s, nil
 }
 
 // cronLogger sends robfig/cron's own messages to the log: its routine

@@ -105,6 +105,14 @@ func TestRedactHandler(t *testing.T) {
 		}},
 		{"key value dsn", func(l *slog.Logger) { l.Info("x", "dsn", "host=db password="+pw+" dbname=recon") }},
 		{"webhook", func(l *slog.Logger) { l.Info("x", "url", "https://hooks.slack.com/services/T0/B0/"+pw) }},
+		{"stripe key", func(l *slog.Logger) { l.Warn("x", "error", errors.New("stripe: key sk_live_"+pw+"x refused")) }},
+		{"private key", func(l *slog.Logger) {
+			l.Warn("x", "error", errors.New("parse -----BEGIN PRIVATE KEY-----\n"+pw+"\n-----END PRIVATE KEY-----"))
+		}},
+		{"basic auth", func(l *slog.Logger) { l.Info("x", "header", "Authorization: Basic "+pw+"AAAA") }},
+		{"wechatpay signature", func(l *slog.Logger) {
+			l.Info("x", "header", `WECHATPAY2-SHA256-RSA2048 mchid="1900000001",signature="`+pw+`"`)
+		}},
 	}
 	for _, tt := range tests {
 		for _, text := range []bool{false, true} {

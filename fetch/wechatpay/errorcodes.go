@@ -40,7 +40,8 @@ type errorAnswer struct {
 
 // failed turns a failed call into what the job acts on. A status that
 // says "try later" (5xx, 429) was retried already and stays a plain
-// error. Any other answer is believed only when WeChat Pay signed it: a
+// error. A 401 or 403 is a refusal, signed or not. Any other answer is
+// believed only when WeChat Pay signed it: a
 // forged NO_STATEMENT_EXIST would make the job skip a day's bill, a
 // forged STATEMENT_CREATING would put it off for ever. download says the
 // answer came from the download address, where "no bill" and "not made
@@ -55,6 +56,13 @@ func (s *Source) failed(call string, err error, download bool) error {
 	_ = json.Unmarshal(se.Body, &ea) // a body that is no error answer has no code
 	code := safeCode(ea.Code)
 	if verr := s.verify(se.Header, se.Body); verr != nil {
+		if se.Status == http.StatusUnauthorized || se.Status == http.StatusForbidden {
+			// WeChat Pay may leave unsigned its refusal of a request it
+			// could not verify. Believing a forged refusal costs an alert
+			// at most; it never skips or puts off a bill.
+			return fmt.Errorf("%s: %w", call, &fetch.Refusal{Status: se.Status, Code: code,
+				Message: "(the answer's signature did not verify: " + verr.Error() + ")"})
+		}
 		claimed := ""
 		if code != "" {
 			claimed = " claiming " + code

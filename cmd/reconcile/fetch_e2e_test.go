@@ -42,7 +42,7 @@ func TestScheduleFetchesAndReconciles(t *testing.T) {
 			{"name": "wechatpay", "format": "wechatpay", "path": filepath.Join(inbox, "wechatpay", "{yyyymmdd}_ALL.csv"),
 				"fetch": map[string]any{"wechatpay": map[string]any{
 					"mchid": wx.MchID, "serial_no": wx.SerialNo, "base_url": wx.URL,
-					"private_key": map[string]any{"file": keyFile},
+					"private_key":   map[string]any{"file": keyFile},
 					"public_key_id": wx.PublicKeyID, "public_key": map[string]any{"file": pubFile}}}},
 			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "path": filepath.Join(inbox, "stripe", "balance_{date}.csv"),
 				"fetch": map[string]any{"stripe": map[string]any{
@@ -55,7 +55,7 @@ func TestScheduleFetchesAndReconciles(t *testing.T) {
 	c := newCLI(map[string]string{"STRIPE_API_KEY": st.Key})
 	c.app.Now = func() time.Time { return now }
 	wx.Set(func(s *wechatpaytest.State) { s.Now = c.app.Now }) // its signatures are of the test's time
-	c.app.HTTPClient = wx.Client() // both servers present httptest's certificate
+	c.app.HTTPClient = wx.Client()                             // both servers present httptest's certificate
 	c.app.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
 	cfg, err := config.Load(cfgPath)
 	if err != nil {
@@ -175,7 +175,7 @@ func TestScheduleFetchAnswers(t *testing.T) {
 			{"name": "wechatpay", "format": "wechatpay", "path": filepath.Join(inbox, "{yyyymmdd}_ALL.csv"),
 				"fetch": map[string]any{"wechatpay": map[string]any{
 					"mchid": wx.MchID, "serial_no": wx.SerialNo, "base_url": wx.URL,
-					"private_key": map[string]any{"file": keyFile},
+					"private_key":   map[string]any{"file": keyFile},
 					"public_key_id": wx.PublicKeyID, "public_key": map[string]any{"file": pubFile}}}},
 			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "path": filepath.Join(inbox, "balance_{date}.csv"),
 				"fetch": map[string]any{"stripe": map[string]any{

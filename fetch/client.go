@@ -28,7 +28,11 @@ type Client struct {
 const (
 	DefaultCallTimeout     = 30 * time.Second
 	DefaultDownloadTimeout = 10 * time.Minute
-	defaultAnswer          = 1 << 20
+	// DefaultAnswer is the largest API answer read when Client.Answer
+	// is 0.
+	DefaultAnswer = 1 << 20
+	// MaxRetryAfter caps the wait a Retry-After may ask.
+	MaxRetryAfter = 5 * time.Minute
 	// errorBody is how much of an answer that is not 2xx is kept to read
 	// the channel's error code from.
 	errorBody = 64 << 10
@@ -77,9 +81,9 @@ func Transient(err error) (bool, time.Duration) {
 	if se, ok := errors.AsType[*StatusError](err); ok {
 		switch {
 		case se.Status == http.StatusTooManyRequests:
-			return true, retry.RetryAfter(se.Header.Get("Retry-After"), time.Now(), 5*time.Minute)
+			return true, retry.RetryAfter(se.Header.Get("Retry-After"), time.Now(), MaxRetryAfter)
 		case se.Status >= 500:
-			return true, retry.RetryAfter(se.Header.Get("Retry-After"), time.Now(), 5*time.Minute)
+			return true, retry.RetryAfter(se.Header.Get("Retry-After"), time.Now(), MaxRetryAfter)
 		}
 		return false, 0
 	}
@@ -115,7 +119,7 @@ type Answer struct {
 func (c *Client) Get(ctx context.Context, name string, newReq func(ctx context.Context) (*http.Request, error)) (*Answer, error) {
 	limit := c.Answer
 	if limit <= 0 {
-		limit = defaultAnswer
+		limit = DefaultAnswer
 	}
 	rt, cancel := c.Retry.Start(ctx, Transient)
 	defer cancel()

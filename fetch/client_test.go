@@ -12,15 +12,8 @@ import (
 
 	"reconcile/fetch"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
-
-// waits records the backoffs of a retry policy instead of sleeping.
-type waits struct{ got []time.Duration }
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.got = append(w.got, d)
-	return ctx.Err()
-}
 
 func TestClientGet(t *testing.T) {
 	tests := []struct {
@@ -44,8 +37,8 @@ func TestClientGet(t *testing.T) {
 				tt.answers[min(n, len(tt.answers)-1)](w)
 			}))
 			defer srv.Close()
-			ws := &waits{}
-			c := &fetch.Client{HTTP: srv.Client(), Retry: retry.Policy{Attempts: 3, Sleep: ws.sleep}, Answer: 1024}
+			ws := &retrytest.Waits{}
+			c := &fetch.Client{HTTP: srv.Client(), Retry: retry.Policy{Attempts: 3, Sleep: ws.Sleep}, Answer: 1024}
 			ans, err := c.Get(context.Background(), "tradebill", func(ctx context.Context) (*http.Request, error) {
 				return http.NewRequestWithContext(ctx, "GET", srv.URL+"/v3/bill", nil)
 			})
@@ -60,8 +53,8 @@ func TestClientGet(t *testing.T) {
 			case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
 				t.Errorf("got %v, want an error with %q", err, tt.want)
 			}
-			if tt.minWait > 0 && (len(ws.got) == 0 || ws.got[0] < tt.minWait) {
-				t.Errorf("waits %v, want the first at least %v", ws.got, tt.minWait)
+			if tt.minWait > 0 && (len(ws.All()) == 0 || ws.All()[0] < tt.minWait) {
+				t.Errorf("waits %v, want the first at least %v", ws.All(), tt.minWait)
 			}
 		})
 	}

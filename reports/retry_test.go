@@ -17,6 +17,7 @@ import (
 
 	"reconcile/reports"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 // retryWorkbook writes the test workbook for the notifier to upload.
@@ -52,8 +53,8 @@ func TestBotNotifierRetry(t *testing.T) {
 	t.Run("5xx and 429 on the post", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.script["/chat.postMessage"] = []fakeReply{{status: 500}, {status: 500}, {status: 429, retryAfter: "2"}}
-		var sl sleeps
-		retry := retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.sleep}
+		var sl retrytest.Waits
+		retry := retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.Sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
@@ -62,7 +63,7 @@ func TestBotNotifierRetry(t *testing.T) {
 			t.Errorf("chat.postMessage calls: got %d, want 4", calls)
 		}
 		checkPostedOnce(t, srv)
-		got := sl.got()
+		got := sl.All()
 		if len(got) != 3 {
 			t.Fatalf("sleeps: got %v, want 3", got)
 		}
@@ -81,8 +82,8 @@ func TestBotNotifierRetry(t *testing.T) {
 	t.Run("ok false not retried", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.postFail = "invalid_auth"
-		var sl sleeps
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		var sl retrytest.Waits
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 			t.Fatalf("got %v, want an error naming invalid_auth", err)
@@ -90,7 +91,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		if got := len(srv.recorded()); got != 1 {
 			t.Errorf("calls: got %d, want 1", got)
 		}
-		if got := sl.got(); len(got) != 0 {
+		if got := sl.All(); len(got) != 0 {
 			t.Errorf("sleeps: got %v, want none", got)
 		}
 	})
@@ -98,8 +99,8 @@ func TestBotNotifierRetry(t *testing.T) {
 	t.Run("400 not retried", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusBadRequest
-		var sl sleeps
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		var sl retrytest.Waits
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		var sc slack.StatusCodeError
 		if !errors.As(err, &sc) || sc.Code != http.StatusBadRequest {
@@ -108,7 +109,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		if got := len(srv.recorded()); got != 1 {
 			t.Errorf("calls: got %d, want 1", got)
 		}
-		if got := sl.got(); len(got) != 0 {
+		if got := sl.All(); len(got) != 0 {
 			t.Errorf("sleeps: got %v, want none", got)
 		}
 	})
@@ -116,8 +117,8 @@ func TestBotNotifierRetry(t *testing.T) {
 	t.Run("503 forever stops at attempts", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
-		var sl sleeps
-		retry := retry.Policy{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.sleep}
+		var sl retrytest.Waits
+		retry := retry.Policy{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.Sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil {
@@ -131,7 +132,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		if calls, _ := srv.count("/chat.postMessage"); calls != 4 {
 			t.Errorf("calls: got %d, want 4", calls)
 		}
-		got := sl.got()
+		got := sl.All()
 		if len(got) != 3 {
 			t.Fatalf("sleeps: got %v, want 3", got)
 		}
@@ -169,8 +170,8 @@ func TestBotNotifierRetry(t *testing.T) {
 	t.Run("retry-after beyond the budget", func(t *testing.T) {
 		srv := newFakeSlack(t)
 		srv.script["/chat.postMessage"] = []fakeReply{{status: 429, retryAfter: "30"}}
-		var sl sleeps
-		retry := retry.Policy{Budget: 10 * time.Second, Sleep: sl.sleep}
+		var sl retrytest.Waits
+		retry := retry.Policy{Budget: 10 * time.Second, Sleep: sl.Sleep}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempt,") || !strings.Contains(err.Error(), "budget") {
@@ -180,7 +181,7 @@ func TestBotNotifierRetry(t *testing.T) {
 		if !errors.As(err, &rl) || rl.RetryAfter != 30*time.Second {
 			t.Errorf("got %v, want the RateLimitedError inside", err)
 		}
-		if got := sl.got(); len(got) != 0 {
+		if got := sl.All(); len(got) != 0 {
 			t.Errorf("sleeps: got %v, want none", got)
 		}
 	})
@@ -275,15 +276,15 @@ func TestWebhookNotifierRetry(t *testing.T) {
 
 	t.Run("500 then 200", func(t *testing.T) {
 		srv, count := webhook(t, 500)
-		var sl sleeps
-		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{Sleep: sl.sleep})
+		var sl retrytest.Waits
+		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{Sleep: sl.Sleep})
 		if err := n.Notify(context.Background(), msg, "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		if calls, delivered := count(); calls != 2 || delivered != 1 {
 			t.Errorf("got %d calls and %d deliveries, want 2 and 1", calls, delivered)
 		}
-		if got := sl.got(); len(got) != 1 || got[0] > time.Second {
+		if got := sl.All(); len(got) != 1 || got[0] > time.Second {
 			t.Errorf("sleeps: got %v, want one within the default first backoff of 1s", got)
 		}
 	})

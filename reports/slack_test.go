@@ -470,25 +470,6 @@ func (fs *fakeSlack) count(path string) (calls, ok int) {
 	return calls, ok
 }
 
-// sleeps records the waits of a notifier and returns at once.
-type sleeps struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.d = append(s.d, d)
-	return ctx.Err()
-}
-
-func (s *sleeps) got() []time.Duration {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.d)
-}
-
 // noWait is a retry policy for tests that are not about waiting.
 func noWait() retry.Policy {
 	return retry.Policy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}

@@ -56,12 +56,14 @@ func (r Policy) withDefaults() Policy {
 		r.Cap = r.Base
 	}
 	if r.Sleep == nil {
-		r.Sleep = sleepTimer
+		r.Sleep = Sleep
 	}
 	return r
 }
 
-func sleepTimer(ctx context.Context, d time.Duration) error {
+// Sleep waits d, or until ctx ends: the real wait of a Policy whose Sleep
+// is nil.
+func Sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

@@ -14,6 +14,7 @@ import (
 	"reconcile/fetch/wechatpay/wechatpaytest"
 	"reconcile/fixtures"
 	"reconcile/ledger"
+	"reconcile/nightly"
 )
 
 // TestScheduleFetchesAndReconciles: a scheduler tick fetches two
@@ -31,46 +32,11 @@ func TestScheduleFetchesAndReconciles(t *testing.T) {
 	wx.SetBill("2026-11-28", wechat.Bill())
 	st.SetReport("2026-11-28", stripe.Bill())
 
-	dir := t.TempDir()
-	inbox := filepath.Join(dir, "inbox")
-	keyFile := writeFile(t, filepath.Join(dir, "apiclient_key.pem"), wx.MerchantKeyPEM())
-	pubFile := writeFile(t, filepath.Join(dir, "pub_key.pem"), wx.PublicKeyPEM())
-	cfgPath := writeConfig(t, map[string]any{
-		"out_dir":  filepath.Join(dir, "out"),
-		"schedule": map[string]any{"spec": "0 * * * *", "lookback_days": 1},
-		"channels": []map[string]any{
-			{"name": "wechatpay", "format": "wechatpay", "path": filepath.Join(inbox, "wechatpay", "{yyyymmdd}_ALL.csv"),
-				"fetch": map[string]any{"wechatpay": map[string]any{
-					"mchid": wx.MchID, "serial_no": wx.SerialNo, "base_url": wx.URL,
-					"private_key":   map[string]any{"file": keyFile},
-					"public_key_id": wx.PublicKeyID, "public_key": map[string]any{"file": pubFile}}}},
-			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "path": filepath.Join(inbox, "stripe", "balance_{date}.csv"),
-				"fetch": map[string]any{"stripe": map[string]any{
-					"api_key": map[string]any{"env": "STRIPE_API_KEY"}, "api_url": st.URL, "files_url": st.URL}}},
-		},
-	})
 	// 13:00 UTC on the 29th: past 10:00 in Shanghai (WeChat Pay's bill of
 	// the 28th) and past noon UTC (Stripe's).
 	now := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
-	c := newCLI(map[string]string{"STRIPE_API_KEY": st.Key})
-	c.app.Now = func() time.Time { return now }
-	wx.Set(func(s *wechatpaytest.State) { s.Now = c.app.Now }) // its signatures are of the test's time
-	c.app.HTTPClient = wx.Client()                             // both servers present httptest's certificate
-	c.app.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ldb, err := ledger.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ldb.Close()
-	var log bytes.Buffer
-	s, err := c.app.newScheduler(cfg, ldb, c.app.loggerTo(&log, false, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newFetchSchedule(t, wx, st, st.Key, dsn, 1, &now)
+	s, c, inbox := e.sched, e.cli, e.inbox
 	runs := func() (succeeded, superseded int) {
 		t.Helper()
 		err := db.Pool().QueryRow(context.Background(), `
@@ -81,8 +47,8 @@ SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND superseded_by IS NULL),
 		}
 		return succeeded, superseded
 	}
-	wxBill := filepath.Join(inbox, "wechatpay", "20261128_ALL.csv")
-	stBill := filepath.Join(inbox, "stripe", "balance_2026-11-28.csv")
+	wxBill := filepath.Join(inbox, "20261128_ALL.csv")
+	stBill := filepath.Join(inbox, "balance_2026-11-28.csv")
 
 	// First tick: both fetched, both reconciled, both alerted.
 	s.Tick(context.Background())
@@ -92,7 +58,7 @@ SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND superseded_by IS NULL),
 		}
 	}
 	if ok, sup := runs(); ok != 2 || sup != 0 {
-		t.Fatalf("first tick: %d current runs, %d superseded; want 2, 0\n%s", ok, sup, log.String())
+		t.Fatalf("first tick: %d current runs, %d superseded; want 2, 0\n%s", ok, sup, e.log.String())
 	}
 	alerts := c.out.String()
 	for _, want := range []string{"Reconciliation wechatpay 2026-11-28", "Reconciliation stripe 2026-11-28"} {
@@ -136,7 +102,7 @@ SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND superseded_by IS NULL),
 		t.Error("third tick: the corrected bill is not in place")
 	}
 	if ok, sup := runs(); ok != 2 || sup != 1 {
-		t.Errorf("third tick: %d current runs, %d superseded; want 2, 1\n%s", ok, sup, log.String())
+		t.Errorf("third tick: %d current runs, %d superseded; want 2, 1\n%s", ok, sup, e.log.String())
 	}
 	if !strings.Contains(c.out.String(), "Reconciliation wechatpay 2026-11-28") || strings.Contains(c.out.String(), "Reconciliation stripe") {
 		t.Errorf("third tick: want the corrected bill's alert alone, got\n%s", c.out.String())
@@ -144,7 +110,7 @@ SELECT count(*) FILTER (WHERE status = 'SUCCEEDED' AND superseded_by IS NULL),
 	if wx.Calls("download") != 2 {
 		t.Errorf("third tick: %d downloads of the bill in all, want 2", wx.Calls("download"))
 	}
-	for _, line := range logLines(t, &log) {
+	for _, line := range logLines(t, &e.log) {
 		for _, v := range line {
 			if s, ok := v.(string); ok && (strings.Contains(s, st.Key) || strings.Contains(s, "PRIVATE KEY")) {
 				t.Errorf("a secret reached the log: %v", line)
@@ -164,44 +130,9 @@ func TestScheduleFetchAnswers(t *testing.T) {
 	_, dsn := dbWith(t, "")
 	wx.SetAnswer("2026-11-27", "NO_STATEMENT_EXIST")
 	wx.SetAnswer("2026-11-28", "STATEMENT_CREATING")
-	dir := t.TempDir()
-	inbox := filepath.Join(dir, "inbox")
-	keyFile := writeFile(t, filepath.Join(dir, "apiclient_key.pem"), wx.MerchantKeyPEM())
-	pubFile := writeFile(t, filepath.Join(dir, "pub_key.pem"), wx.PublicKeyPEM())
-	cfgPath := writeConfig(t, map[string]any{
-		"out_dir":  filepath.Join(dir, "out"),
-		"schedule": map[string]any{"spec": "0 * * * *", "lookback_days": 2},
-		"channels": []map[string]any{
-			{"name": "wechatpay", "format": "wechatpay", "path": filepath.Join(inbox, "{yyyymmdd}_ALL.csv"),
-				"fetch": map[string]any{"wechatpay": map[string]any{
-					"mchid": wx.MchID, "serial_no": wx.SerialNo, "base_url": wx.URL,
-					"private_key":   map[string]any{"file": keyFile},
-					"public_key_id": wx.PublicKeyID, "public_key": map[string]any{"file": pubFile}}}},
-			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "path": filepath.Join(inbox, "balance_{date}.csv"),
-				"fetch": map[string]any{"stripe": map[string]any{
-					"api_key": map[string]any{"env": "STRIPE_API_KEY"}, "api_url": st.URL, "files_url": st.URL}}},
-		},
-	})
 	now := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC) // past the 28th's WeChat deadline (14:00 in Shanghai)
-	c := newCLI(map[string]string{"STRIPE_API_KEY": stripetest.ExpiredKey})
-	c.app.Now = func() time.Time { return now }
-	wx.Set(func(s *wechatpaytest.State) { s.Now = c.app.Now })
-	c.app.HTTPClient = wx.Client()
-	c.app.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	cfg, err := config.Load(cfgPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ldb, err := ledger.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ldb.Close()
-	var log bytes.Buffer
-	s, err := c.app.newScheduler(cfg, ldb, c.app.loggerTo(&log, false, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
+	e := newFetchSchedule(t, wx, st, stripetest.ExpiredKey, dsn, 2, &now)
+	s, c, inbox := e.sched, e.cli, e.inbox
 	var all string
 	for range 2 {
 		c.out.Reset()
@@ -234,4 +165,54 @@ func TestScheduleFetchAnswers(t *testing.T) {
 	if n := wx.Calls("tradebill"); n != 4 {
 		t.Errorf("WeChat Pay asked %d times, want 4 (two dates, two ticks)", n)
 	}
+}
+
+// fetchSchedule is a scheduler fetching from a fake WeChat Pay and a fake
+// Stripe, as `reconcile schedule` builds it from its config, at the time
+// *now says.
+type fetchSchedule struct {
+	sched *nightly.Scheduler
+	cli   *cli
+	log   bytes.Buffer
+	inbox string
+}
+
+func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Server, stripeKey, dsn string, lookback int, now *time.Time) *fetchSchedule {
+	t.Helper()
+	dir := t.TempDir()
+	e := &fetchSchedule{inbox: filepath.Join(dir, "inbox")}
+	keyFile := writeFile(t, filepath.Join(dir, "apiclient_key.pem"), wx.MerchantKeyPEM())
+	pubFile := writeFile(t, filepath.Join(dir, "pub_key.pem"), wx.PublicKeyPEM())
+	cfgPath := writeConfig(t, map[string]any{
+		"out_dir":  filepath.Join(dir, "out"),
+		"schedule": map[string]any{"spec": "0 * * * *", "lookback_days": lookback},
+		"channels": []map[string]any{
+			{"name": "wechatpay", "format": "wechatpay", "path": filepath.Join(e.inbox, "{yyyymmdd}_ALL.csv"),
+				"fetch": map[string]any{"wechatpay": map[string]any{
+					"mchid": wx.MchID, "serial_no": wx.SerialNo, "base_url": wx.URL,
+					"private_key":   map[string]any{"file": keyFile},
+					"public_key_id": wx.PublicKeyID, "public_key": map[string]any{"file": pubFile}}}},
+			{"name": "stripe", "format": "stripe", "time_zone": "UTC", "path": filepath.Join(e.inbox, "balance_{date}.csv"),
+				"fetch": map[string]any{"stripe": map[string]any{
+					"api_key": map[string]any{"env": "STRIPE_API_KEY"}, "api_url": st.URL, "files_url": st.URL}}},
+		},
+	})
+	e.cli = newCLI(map[string]string{"STRIPE_API_KEY": stripeKey})
+	e.cli.app.Now = func() time.Time { return *now }
+	wx.Set(func(s *wechatpaytest.State) { s.Now = e.cli.app.Now }) // its signatures are of the test's time
+	e.cli.app.HTTPClient = wx.Client()                             // both servers present httptest's certificate
+	e.cli.app.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
+	cfg, err := config.Load(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ldb, err := ledger.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ldb.Close)
+	if e.sched, err = e.cli.app.newScheduler(cfg, ldb, e.cli.app.loggerTo(&e.log, false, nil)); err != nil {
+		t.Fatal(err)
+	}
+	return e
 }

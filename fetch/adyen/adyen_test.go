@@ -22,6 +22,7 @@ import (
 	"reconcile/fetch"
 	"reconcile/fetch/adyen"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 // The report user of the fake Customer Area.
@@ -181,32 +182,19 @@ func answer(code int, contentType, body string) http.HandlerFunc {
 	}
 }
 
-// waits records the backoffs of the retry policy instead of sleeping.
-type waits struct {
-	mu  sync.Mutex
-	got []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	w.got = append(w.got, d)
-	w.mu.Unlock()
-	return ctx.Err()
-}
-
-func config(ca *fakeCA, ws *waits) adyen.Config {
+func config(ca *fakeCA, ws *retrytest.Waits) adyen.Config {
 	return adyen.Config{
 		MerchantAccount: merchant,
 		Username:        user,
 		Password:        password,
 		BaseURL:         ca.srv.URL,
-		Client:          &fetch.Client{HTTP: ca.srv.Client(), Retry: retry.Policy{Attempts: 3, Sleep: ws.sleep}},
+		Client:          &fetch.Client{HTTP: ca.srv.Client(), Retry: retry.Policy{Attempts: 3, Sleep: ws.Sleep}},
 	}
 }
 
-func source(t *testing.T, ca *fakeCA, edit func(*adyen.Config)) (*adyen.Source, *waits) {
+func source(t *testing.T, ca *fakeCA, edit func(*adyen.Config)) (*adyen.Source, *retrytest.Waits) {
 	t.Helper()
-	ws := &waits{}
+	ws := &retrytest.Waits{}
 	cfg := config(ca, ws)
 	if edit != nil {
 		edit(&cfg)
@@ -314,8 +302,8 @@ func TestBatchNotReady(t *testing.T) {
 			if calls, _ := ca.counts(); !maps.Equal(calls, tt.calls) {
 				t.Errorf("calls %v, want %v", calls, tt.calls)
 			}
-			if len(ws.got) != 0 {
-				t.Errorf("waited %v: not ready is not retried", ws.got)
+			if len(ws.All()) != 0 {
+				t.Errorf("waited %v: not ready is not retried", ws.All())
 			}
 		})
 	}
@@ -380,8 +368,8 @@ func TestBatchRefused(t *testing.T) {
 			if calls, _ := ca.counts(); !maps.Equal(calls, tt.calls) {
 				t.Errorf("calls %v, want %v", calls, tt.calls)
 			}
-			if len(ws.got) != 0 {
-				t.Errorf("waited %v: a refusal is not retried", ws.got)
+			if len(ws.All()) != 0 {
+				t.Errorf("waited %v: a refusal is not retried", ws.All())
 			}
 		})
 	}
@@ -459,8 +447,8 @@ func TestBatchRetries(t *testing.T) {
 			if got, _ := os.ReadFile(path); !bytes.Equal(got, ca.reports[412]) {
 				t.Errorf("saved %d bytes, want the %d of the report", len(got), len(ca.reports[412]))
 			}
-			if tt.minWait > 0 && (len(ws.got) == 0 || ws.got[0] < tt.minWait) {
-				t.Errorf("waits %v, want the first at least %v", ws.got, tt.minWait)
+			if tt.minWait > 0 && (len(ws.All()) == 0 || ws.All()[0] < tt.minWait) {
+				t.Errorf("waits %v, want the first at least %v", ws.All(), tt.minWait)
 			}
 		})
 	}
@@ -641,7 +629,7 @@ func TestNewRefuses(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ca := newCA(t)
-			ws := &waits{}
+			ws := &retrytest.Waits{}
 			cfg := config(ca, ws)
 			tt.edit(&cfg)
 			src, err := adyen.New(cfg)
@@ -681,7 +669,7 @@ func TestNewRefuses(t *testing.T) {
 
 func TestSecretsStayHidden(t *testing.T) {
 	ca := newCA(t)
-	cfg := config(ca, &waits{})
+	cfg := config(ca, &retrytest.Waits{})
 	src, err := adyen.New(cfg)
 	if err != nil {
 		t.Fatal(err)

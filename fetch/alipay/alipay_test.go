@@ -16,13 +16,14 @@ import (
 	"reconcile"
 	"reconcile/fetch"
 	"reconcile/fetch/alipay"
+	"reconcile/retry/retrytest"
 )
 
 func TestOfferSavesTheBill(t *testing.T) {
 	for _, billType := range []string{"", alipay.BillTrade, alipay.BillSignCustomer} {
 		t.Run(cmp.Or(billType, "default"), func(t *testing.T) {
 			g := newGateway(t)
-			src := g.source(t, &waits{}, func(c *alipay.Config) { c.BillType = billType })
+			src := g.source(t, &retrytest.Waits{}, func(c *alipay.Config) { c.BillType = billType })
 			offer, err := src.Offer(context.Background(), testDay(t))
 			if err != nil {
 				t.Fatalf("Offer: %v", err)
@@ -109,7 +110,7 @@ func TestOfferReadsAnswerLayouts(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t)
 			g.answer = func(g *gateway, n int, biz map[string]string) reply { return reply{body: tt.body(g)} }
-			offer, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+			offer, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 			if err != nil {
 				t.Fatalf("Offer: %v", err)
 			}
@@ -197,7 +198,7 @@ func TestOfferRefusesForgedAnswers(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t)
 			g.answer = func(g *gateway, n int, biz map[string]string) reply { return reply{body: tt.body(g)} }
-			offer, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+			offer, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Offer = %v, %v; want an error saying %q", offer, err, tt.want)
 			}
@@ -246,7 +247,7 @@ func TestOfferNoBill(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t)
 			g.answer = func(g *gateway, n int, biz map[string]string) reply { return reply{body: tt.body(g)} }
-			_, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+			_, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 			if got := errors.Is(err, fetch.ErrNoBill); got != tt.noBill || err == nil {
 				t.Fatalf("Offer error %v: ErrNoBill %v, want %v", err, got, tt.noBill)
 			}
@@ -263,7 +264,7 @@ func TestOfferNoBill(t *testing.T) {
 		g.answer = func(g *gateway, n int, biz map[string]string) reply {
 			return g.signedReply(object("code", "40004", "msg", "Business Failed", "sub_code", "isp.something_new"))
 		}
-		_, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+		_, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 		if err == nil || !strings.Contains(err.Error(), "40004 isp.something_new") {
 			t.Errorf("Offer error %v, want one naming 40004 isp.something_new", err)
 		}
@@ -302,7 +303,7 @@ func TestOfferRefusal(t *testing.T) {
 			if tt.answer != nil {
 				g.answer = func(g *gateway, n int, biz map[string]string) reply { return reply{body: tt.answer(g)} }
 			}
-			_, err := g.source(t, &waits{}, tt.edit).Offer(context.Background(), testDay(t))
+			_, err := g.source(t, &retrytest.Waits{}, tt.edit).Offer(context.Background(), testDay(t))
 			r, ok := errors.AsType[*fetch.Refusal](err)
 			if !ok {
 				t.Fatalf("Offer error %v, want a *fetch.Refusal", err)
@@ -346,7 +347,7 @@ func TestOfferRetries(t *testing.T) {
 				}
 				return g.signedReply(success(g.link()))
 			}
-			w := &waits{}
+			w := &retrytest.Waits{}
 			offer, err := g.source(t, w, nil).Offer(context.Background(), testDay(t))
 			if err != nil {
 				t.Fatalf("Offer: %v", err)
@@ -354,7 +355,7 @@ func TestOfferRetries(t *testing.T) {
 			if q, _ := g.counts(); q != 2 {
 				t.Errorf("%d queries, want 2", q)
 			}
-			got := w.all()
+			got := w.All()
 			if len(got) != 1 || got[0] < tt.leastGap {
 				t.Errorf("waits %v, want one of at least %v", got, tt.leastGap)
 			}
@@ -383,7 +384,7 @@ func TestOfferRetries(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t)
 			g.answer = func(g *gateway, n int, biz map[string]string) reply { return tt.reply(g) }
-			w := &waits{}
+			w := &retrytest.Waits{}
 			src := g.source(t, w, func(c *alipay.Config) { c.Client.Retry.Attempts = 3 })
 			_, err := src.Offer(context.Background(), testDay(t))
 			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "3 attempts") {
@@ -395,8 +396,8 @@ func TestOfferRetries(t *testing.T) {
 			if strings.Contains(err.Error(), "1 attempt;") {
 				t.Errorf("the error tells of two runs of retries: %v", err)
 			}
-			if q, _ := g.counts(); q != 3 || len(w.all()) != 2 {
-				t.Errorf("%d queries and %d waits, want 3 and 2", q, len(w.all()))
+			if q, _ := g.counts(); q != 3 || len(w.All()) != 2 {
+				t.Errorf("%d queries and %d waits, want 3 and 2", q, len(w.All()))
 			}
 		})
 	}
@@ -424,7 +425,7 @@ func TestOfferRefusesInsecureLink(t *testing.T) {
 				}
 				return g.signedReply(success(link))
 			}
-			_, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+			_, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("Offer error %v, want one saying %q", err, tt.want)
 			}
@@ -466,7 +467,7 @@ func TestSaveRefusesBadDownloads(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newGateway(t)
 			g.serve = tt.serve
-			offer, err := g.source(t, &waits{}, nil).Offer(context.Background(), testDay(t))
+			offer, err := g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), testDay(t))
 			if err != nil {
 				t.Fatalf("Offer: %v", err)
 			}
@@ -491,7 +492,7 @@ func TestOfferRefusesOversizedAnswer(t *testing.T) {
 	g.answer = func(g *gateway, n int, biz map[string]string) reply {
 		return g.signedReply(object("code", "10000", "msg", strings.Repeat("x", 10000), "bill_download_url", g.link()))
 	}
-	src := g.source(t, &waits{}, func(c *alipay.Config) { c.Client.Answer = 4096 })
+	src := g.source(t, &retrytest.Waits{}, func(c *alipay.Config) { c.Client.Answer = 4096 })
 	_, err := src.Offer(context.Background(), testDay(t))
 	if err == nil || !strings.Contains(err.Error(), "larger than 4096") {
 		t.Fatalf("Offer error %v, want the answer refused as too large", err)
@@ -507,7 +508,7 @@ func TestOfferRefusesDayOutsideChina(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = g.source(t, &waits{}, nil).Offer(context.Background(), day)
+	_, err = g.source(t, &retrytest.Waits{}, nil).Offer(context.Background(), day)
 	if err == nil || !strings.Contains(err.Error(), "UTC+8") {
 		t.Fatalf("Offer error %v, want the UTC day refused", err)
 	}

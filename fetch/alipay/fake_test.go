@@ -4,7 +4,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"cmp"
-	"context"
 	"crypto"
 	"crypto/rand"
 	"crypto/rsa"
@@ -25,6 +24,7 @@ import (
 	"reconcile/fetch"
 	"reconcile/fetch/alipay"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 // The wire names, stated here on their own so a slip in the package is
@@ -267,35 +267,16 @@ func testZip(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-// waits records the retries' waits instead of sleeping them.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return ctx.Err()
-}
-
-func (w *waits) all() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return slices.Clone(w.d)
-}
-
 // source is a Source of the test app against g, with retries recorded in
 // w; edit changes the config first.
-func (g *gateway) source(t *testing.T, w *waits, edit func(*alipay.Config)) *alipay.Source {
+func (g *gateway) source(t *testing.T, w *retrytest.Waits, edit func(*alipay.Config)) *alipay.Source {
 	t.Helper()
 	cfg := alipay.Config{
 		AppID:           testAppID,
 		PrivateKey:      g.keys.app,
 		AlipayPublicKey: &g.keys.alipay.PublicKey,
 		Gateway:         g.srv.URL + "/gateway.do",
-		Client:          &fetch.Client{HTTP: g.srv.Client(), Retry: retry.Policy{Sleep: w.sleep}},
+		Client:          &fetch.Client{HTTP: g.srv.Client(), Retry: retry.Policy{Sleep: w.Sleep}},
 		Now:             func() time.Time { return testNow },
 	}
 	if edit != nil {

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"reconcile/fetch"
 	"reconcile/fetch/sftp"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 const (
@@ -35,28 +35,9 @@ func day(t *testing.T) reconcile.BusinessDay {
 	return d
 }
 
-// sleeps records the retry policy's waits instead of sleeping.
-type sleeps struct {
-	mu    sync.Mutex
-	waits []time.Duration
-}
-
-func (s *sleeps) sleep(ctx context.Context, d time.Duration) error {
-	s.mu.Lock()
-	s.waits = append(s.waits, d)
-	s.mu.Unlock()
-	return ctx.Err()
-}
-
-func (s *sleeps) count() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.waits)
-}
-
 // source is a Source for srv that knows its host key and logs in with the
 // user key; edit changes the config before New.
-func source(t *testing.T, srv *server, waits *sleeps, edit func(*sftp.Config)) *sftp.Source {
+func source(t *testing.T, srv *server, waits *retrytest.Waits, edit func(*sftp.Config)) *sftp.Source {
 	t.Helper()
 	cfg := sftp.Config{
 		Addr:       srv.addr,
@@ -65,7 +46,7 @@ func source(t *testing.T, srv *server, waits *sleeps, edit func(*sftp.Config)) *
 		KnownHosts: knownHostsFile(t, line(srv.addr, srv.hostKeys[0].PublicKey())),
 		RemotePath: template,
 		Timeout:    5 * time.Second,
-		Retry:      retry.Policy{Attempts: 3, Sleep: waits.sleep},
+		Retry:      retry.Policy{Attempts: 3, Sleep: waits.Sleep},
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -84,7 +65,7 @@ func TestOfferSave(t *testing.T) {
 	rand.Read(want)
 	srv.put(t, dayPath, want)
 	srv.start(t)
-	src := source(t, srv, &sleeps{}, nil)
+	src := source(t, srv, &retrytest.Waits{}, nil)
 
 	offer, err := src.Offer(t.Context(), day(t))
 	if err != nil {
@@ -123,7 +104,7 @@ func TestOfferSizeChanged(t *testing.T) {
 	srv := newServer(t)
 	srv.put(t, dayPath, []byte("id,amount\n1,100\n"))
 	srv.start(t)
-	src := source(t, srv, &sleeps{}, nil)
+	src := source(t, srv, &retrytest.Waits{}, nil)
 	offer, err := src.Offer(t.Context(), day(t))
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +146,7 @@ func TestOfferAnswers(t *testing.T) {
 			srv := newServer(t)
 			tt.setup(t, srv)
 			srv.start(t)
-			waits := &sleeps{}
+			waits := &retrytest.Waits{}
 			offer, err := source(t, srv, waits, nil).Offer(t.Context(), day(t))
 			if err == nil {
 				t.Fatalf("Offer: got %q, want an error", offer.Name)
@@ -182,8 +163,8 @@ func TestOfferAnswers(t *testing.T) {
 			if strings.ContainsAny(err.Error(), "\x00\n") || len(err.Error()) > 1000 {
 				t.Errorf("Offer error: got %d bytes with control characters in %q…, want it printable and short", len(err.Error()), err.Error()[:min(len(err.Error()), 100)])
 			}
-			if got := srv.conns.Load(); got != 1 || waits.count() != 0 {
-				t.Errorf("connections: got %d and %d waits, want 1 and none: an answer is not retried", got, waits.count())
+			if got := srv.conns.Load(); got != 1 || len(waits.All()) != 0 {
+				t.Errorf("connections: got %d and %d waits, want 1 and none: an answer is not retried", got, len(waits.All()))
 			}
 			srv.closed(t)
 		})
@@ -214,14 +195,14 @@ func TestHostKeyRefused(t *testing.T) {
 			srv := newServer(t)
 			srv.put(t, dayPath, []byte("id,amount\n"))
 			srv.start(t)
-			waits := &sleeps{}
+			waits := &retrytest.Waits{}
 			src := source(t, srv, waits, func(c *sftp.Config) { c.KnownHosts = knownHostsFile(t, tt.hosts(srv)...) })
 			_, err := src.Offer(t.Context(), day(t))
 			if r, ok := errors.AsType[*fetch.Refusal](err); !ok || !strings.Contains(r.Message, tt.want) {
 				t.Fatalf("Offer: got %v, want a refusal saying %q", err, tt.want)
 			}
-			if got, gotSessions := srv.conns.Load(), srv.sessions.Load(); got != tt.conns || gotSessions != 0 || waits.count() != 0 {
-				t.Errorf("got %d connections, %d SFTP sessions, %d waits; want %d, none, none", got, gotSessions, waits.count(), tt.conns)
+			if got, gotSessions := srv.conns.Load(), srv.sessions.Load(); got != tt.conns || gotSessions != 0 || len(waits.All()) != 0 {
+				t.Errorf("got %d connections, %d SFTP sessions, %d waits; want %d, none, none", got, gotSessions, len(waits.All()), tt.conns)
 			}
 			srv.closed(t)
 		})
@@ -236,7 +217,7 @@ func TestHostKeyAlgorithms(t *testing.T) {
 	srv.hostKeys = append(srv.hostKeys, rsaHost)
 	srv.put(t, dayPath, []byte("id,amount\n"))
 	srv.start(t)
-	src := source(t, srv, &sleeps{}, func(c *sftp.Config) { c.KnownHosts = knownHostsFile(t, line(srv.addr, rsaHost.PublicKey())) })
+	src := source(t, srv, &retrytest.Waits{}, func(c *sftp.Config) { c.KnownHosts = knownHostsFile(t, line(srv.addr, rsaHost.PublicKey())) })
 	if _, err := src.Offer(t.Context(), day(t)); err != nil {
 		t.Errorf("Offer with only the RSA host key known: got %v, want the file", err)
 	}
@@ -247,7 +228,7 @@ func TestKeyRefused(t *testing.T) {
 	srv := newServer(t)
 	srv.put(t, dayPath, []byte("id,amount\n"))
 	srv.start(t)
-	waits := &sleeps{}
+	waits := &retrytest.Waits{}
 	other := signer(t, otherKey())
 	src := source(t, srv, waits, func(c *sftp.Config) { c.Signer = other })
 	_, err := src.Offer(t.Context(), day(t))
@@ -255,8 +236,8 @@ func TestKeyRefused(t *testing.T) {
 	if r, ok := errors.AsType[*fetch.Refusal](err); !ok || !strings.Contains(r.Message, want) {
 		t.Fatalf("Offer: got %v, want a refusal saying %q", err, want)
 	}
-	if got := srv.conns.Load(); got != 1 || srv.sessions.Load() != 0 || waits.count() != 0 {
-		t.Errorf("got %d connections, %d sessions, %d waits; want 1, none, none: a refused key is not retried", got, srv.sessions.Load(), waits.count())
+	if got := srv.conns.Load(); got != 1 || srv.sessions.Load() != 0 || len(waits.All()) != 0 {
+		t.Errorf("got %d connections, %d sessions, %d waits; want 1, none, none: a refused key is not retried", got, srv.sessions.Load(), len(waits.All()))
 	}
 	srv.closed(t)
 }
@@ -280,7 +261,7 @@ func TestRetry(t *testing.T) {
 			srv.dropStat.Store(tt.dropStat)
 			srv.put(t, dayPath, []byte("id,amount\n"))
 			srv.start(t)
-			waits := &sleeps{}
+			waits := &retrytest.Waits{}
 			_, err := source(t, srv, waits, nil).Offer(t.Context(), day(t))
 			if (err == nil) != tt.ok {
 				t.Fatalf("Offer: got %v, want ok=%v", err, tt.ok)
@@ -288,8 +269,8 @@ func TestRetry(t *testing.T) {
 			if err != nil && !strings.Contains(err.Error(), "gave up after 3 attempts") {
 				t.Errorf("Offer: got %v, want it to give up after 3 attempts", err)
 			}
-			if got := srv.conns.Load(); got != tt.conns || waits.count() != int(tt.conns)-1 {
-				t.Errorf("got %d connections and %d waits, want %d and %d", got, waits.count(), tt.conns, tt.conns-1)
+			if got := srv.conns.Load(); got != tt.conns || len(waits.All()) != int(tt.conns)-1 {
+				t.Errorf("got %d connections and %d waits, want %d and %d", got, len(waits.All()), tt.conns, tt.conns-1)
 			}
 			srv.closed(t)
 		})
@@ -302,7 +283,7 @@ func TestTimeout(t *testing.T) {
 	srv := newServer(t)
 	srv.hang = true
 	srv.start(t)
-	waits := &sleeps{}
+	waits := &retrytest.Waits{}
 	src := source(t, srv, waits, func(c *sftp.Config) {
 		c.Timeout = 100 * time.Millisecond
 		c.Retry.Attempts = 2
@@ -325,7 +306,7 @@ func TestContextCancelledMidDial(t *testing.T) {
 	srv := newServer(t)
 	srv.hang = true
 	srv.start(t)
-	waits := &sleeps{}
+	waits := &retrytest.Waits{}
 	src := source(t, srv, waits, func(c *sftp.Config) { c.Timeout = time.Minute })
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
@@ -341,8 +322,8 @@ func TestContextCancelledMidDial(t *testing.T) {
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("Offer took %s after the cancel, want it to stop at once", took)
 	}
-	if got := srv.conns.Load(); got != 1 || waits.count() != 0 {
-		t.Errorf("got %d connections and %d waits, want 1 and none", got, waits.count())
+	if got := srv.conns.Load(); got != 1 || len(waits.All()) != 0 {
+		t.Errorf("got %d connections and %d waits, want 1 and none", got, len(waits.All()))
 	}
 	srv.closed(t)
 }
@@ -353,7 +334,7 @@ func TestCancelDownload(t *testing.T) {
 	srv := newServer(t)
 	srv.put(t, dayPath, bytes.Repeat([]byte("0123456789"), 1<<20))
 	srv.start(t)
-	src := source(t, srv, &sleeps{}, nil)
+	src := source(t, srv, &retrytest.Waits{}, nil)
 	offer, err := src.Offer(t.Context(), day(t))
 	if err != nil {
 		t.Fatal(err)

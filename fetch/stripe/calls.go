@@ -23,16 +23,9 @@ import (
 )
 
 const (
-	// answerLimit is the largest API answer read when the fetch.Client
-	// sets none, as fetch.Client.Get's default: a report run or type is a
-	// few hundred bytes.
-	answerLimit = 1 << 20
 	// errorBody is how much of an error answer is read for Stripe's
 	// error object.
 	errorBody = 64 << 10
-	// longestRetryAfter caps the wait a Retry-After may ask, as
-	// fetch.Transient does.
-	longestRetryAfter = 5 * time.Minute
 )
 
 // call runs one SDK call under the job's retry policy, with the call
@@ -129,7 +122,7 @@ func (s *Source) clean(err error) error {
 		}
 		// The SDK keeps the answer's headers on the error.
 		if se.LastResponse != nil {
-			ae.retryAfter = retry.RetryAfter(se.LastResponse.Header.Get("Retry-After"), s.now(), longestRetryAfter)
+			ae.retryAfter = retry.RetryAfter(se.LastResponse.Header.Get("Retry-After"), s.now(), fetch.MaxRetryAfter)
 		}
 		return ae
 	}
@@ -216,7 +209,7 @@ func (s *Source) guarded(hc *http.Client) *http.Client {
 	}
 	limit := s.client.Answer
 	if limit <= 0 {
-		limit = answerLimit
+		limit = fetch.DefaultAnswer
 	}
 	g.Transport = &guard{base: base, limit: limit}
 	return &g

@@ -27,6 +27,7 @@ import (
 
 	"reconcile"
 	"reconcile/fetch"
+	"reconcile/retry"
 )
 
 // The report types the channelfeed parser reads. Both itemize the
@@ -174,7 +175,7 @@ func New(cfg Config) (*Source, error) {
 		s.pollBudget = DefaultPollBudget
 	}
 	if s.sleep == nil {
-		s.sleep = sleepTimer
+		s.sleep = retry.Sleep
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -228,17 +229,6 @@ func cmpOr(v, def string) string {
 		return def
 	}
 	return v
-}
-
-func sleepTimer(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Offer asks Stripe for the report of day: fetch.ErrNotReady while

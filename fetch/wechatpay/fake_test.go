@@ -1,10 +1,8 @@
 package wechatpay_test
 
 import (
-	"context"
 	"crypto/rsa"
 	"os"
-	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +11,7 @@ import (
 	"reconcile/fetch/wechatpay"
 	"reconcile/fetch/wechatpay/wechatpaytest"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 // The tests' fake WeChat Pay is wechatpaytest's, serving the bill of
@@ -81,42 +80,23 @@ func newFake(t *testing.T, answers ...answer) *fakeWeChat {
 	return f
 }
 
-// waits records the retry policy's waits instead of sleeping them.
-type waits struct {
-	mu sync.Mutex
-	d  []time.Duration
-}
-
-func (w *waits) sleep(ctx context.Context, d time.Duration) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.d = append(w.d, d)
-	return nil
-}
-
-func (w *waits) all() []time.Duration {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]time.Duration(nil), w.d...)
-}
-
 // config is the merchant's configuration against f, with the retries'
 // waits recorded in rec.
-func config(f *fakeWeChat, rec *waits) wechatpay.Config {
+func config(f *fakeWeChat, rec *retrytest.Waits) wechatpay.Config {
 	return wechatpay.Config{
 		MchID:      mchID,
 		SerialNo:   merchantSerial,
 		PrivateKey: keys().merchant,
 		PublicKeys: map[string]*rsa.PublicKey{platformKeyID: &keys().platform.PublicKey},
 		BaseURL:    f.URL,
-		Client:     &fetch.Client{HTTP: f.Client(), Retry: retry.Policy{Sleep: rec.sleep}},
+		Client:     &fetch.Client{HTTP: f.Client(), Retry: retry.Policy{Sleep: rec.Sleep}},
 		Now:        func() time.Time { return clock },
 	}
 }
 
-func source(t *testing.T, f *fakeWeChat, edit func(*wechatpay.Config)) (*wechatpay.Source, *waits) {
+func source(t *testing.T, f *fakeWeChat, edit func(*wechatpay.Config)) (*wechatpay.Source, *retrytest.Waits) {
 	t.Helper()
-	rec := &waits{}
+	rec := &retrytest.Waits{}
 	cfg := config(f, rec)
 	if edit != nil {
 		edit(&cfg)

@@ -21,6 +21,7 @@ import (
 	"reconcile/fetch/wechatpay"
 	"reconcile/fetch/wechatpay/wechatpaytest"
 	"reconcile/retry"
+	"reconcile/retry/retrytest"
 )
 
 // TestOfferSave is the night as it should go: the signed tradebill
@@ -298,7 +299,7 @@ func TestRetries(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Offer: %v", err)
 			}
-			waits := rec.all()
+			waits := rec.All()
 			if len(waits) != tt.wantCalls-1 {
 				t.Errorf("waits: got %v, want %d", waits, tt.wantCalls-1)
 			}
@@ -511,7 +512,7 @@ func TestNew(t *testing.T) {
 				SerialNo:   merchantSerial,
 				PrivateKey: keys().merchant,
 				PublicKeys: map[string]*rsa.PublicKey{platformKeyID: &keys().platform.PublicKey},
-				Client:     &fetch.Client{Retry: retry.Policy{Sleep: (&waits{}).sleep}},
+				Client:     &fetch.Client{Retry: retry.Policy{Sleep: (&retrytest.Waits{}).Sleep}},
 			}
 			if tt.edit != nil {
 				tt.edit(&cfg)
@@ -539,7 +540,7 @@ func TestNew(t *testing.T) {
 // private key, however it is formatted.
 func TestSecretsNotPrinted(t *testing.T) {
 	f := newFake(t, answer{})
-	rec := &waits{}
+	rec := &retrytest.Waits{}
 	cfg := config(f, rec)
 	src, err := wechatpay.New(cfg)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -175,6 +177,7 @@ type fetchSchedule struct {
 	cli   *cli
 	log   bytes.Buffer
 	inbox string
+	cfg   string // the config file's path
 }
 
 func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Server, stripeKey, dsn string, lookback int, now *time.Time) *fetchSchedule {
@@ -183,7 +186,7 @@ func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Ser
 	e := &fetchSchedule{inbox: filepath.Join(dir, "inbox")}
 	keyFile := writeFile(t, filepath.Join(dir, "apiclient_key.pem"), wx.MerchantKeyPEM())
 	pubFile := writeFile(t, filepath.Join(dir, "pub_key.pem"), wx.PublicKeyPEM())
-	cfgPath := writeConfig(t, map[string]any{
+	e.cfg = writeConfig(t, map[string]any{
 		"out_dir":  filepath.Join(dir, "out"),
 		"schedule": map[string]any{"spec": "0 * * * *", "lookback_days": lookback},
 		"channels": []map[string]any{
@@ -202,7 +205,7 @@ func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Ser
 	wx.Set(func(s *wechatpaytest.State) { s.Now = e.cli.app.Now }) // its signatures are of the test's time
 	e.cli.app.HTTPClient = wx.Client()                             // both servers present httptest's certificate
 	e.cli.app.Sleep = func(ctx context.Context, d time.Duration) error { return ctx.Err() }
-	cfg, err := config.Load(cfgPath)
+	cfg, err := config.Load(e.cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,4 +218,47 @@ func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Ser
 		t.Fatal(err)
 	}
 	return e
+}
+
+// TestFetchCommand: `reconcile fetch` says where it put the file, leaves a
+// file there alone, and with --force asks again without downloading an
+// unchanged bill; a channel that is not ready is no failure, a refused
+// one is (exit 1), and the output never shows the key.
+func TestFetchCommand(t *testing.T) {
+	wx := wechatpaytest.NewServer(t)
+	st := stripetest.NewServer(t)
+	wechat, _ := fixtures.Lookup("wechatpay")
+	wx.SetBill("2026-11-28", wechat.Bill())
+	_, dsn := dbWith(t, "")
+	now := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
+	e := newFetchSchedule(t, wx, st, stripetest.ExpiredKey, dsn, 1, &now)
+	bill := filepath.Join(e.inbox, "20261128_ALL.csv")
+	steps := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--channel", "wechatpay"}, ExitOK, "wechatpay 2026-11-28: fetched into " + bill + " (" + strconv.Itoa(len(wechat.Bill())) + " bytes)"},
+		{[]string{"--channel", "wechatpay"}, ExitOK, "wechatpay 2026-11-28: already there, unchanged: " + bill},
+		{[]string{"--channel", "wechatpay", "--force"}, ExitOK, "wechatpay 2026-11-28: already there, unchanged: " + bill},
+		{[]string{"--channel", "wechatpay", "--date", "2026-11-27"}, ExitOK, "wechatpay 2026-11-27: the channel has no bill for this date"},
+		{[]string{"--channel", "stripe"}, ExitFailed, "stripe 2026-11-28: not fetched: "},
+	}
+	for _, step := range steps {
+		args := append([]string{"fetch", "--config", e.cfg}, step.args...)
+		if !slices.Contains(args, "--date") {
+			args = append(args, "--date", "2026-11-28")
+		}
+		code := e.cli.run(t, args...)
+		out := e.cli.out.String() + e.cli.errb.String()
+		if code != step.code || !strings.Contains(out, step.want) {
+			t.Errorf("%v: exit %d, output:\n%s\nwant exit %d and %q", step.args, code, out, step.code, step.want)
+		}
+		if strings.Contains(out, stripetest.ExpiredKey) {
+			t.Errorf("%v: the key is in the output:\n%s", step.args, out)
+		}
+	}
+	if got, want := wx.Calls("download"), 1; got != want {
+		t.Errorf("downloads: %d, want %d (--force asks for the hash, and the bill had not changed)", got, want)
+	}
 }

@@ -59,7 +59,7 @@ var TestKeys = sync.OnceValue(func() Keys {
 type SignMode int
 
 const (
-	Signed        SignMode = iota
+	Signed        SignMode = iota // signed by WeChat Pay's key, now
 	Unsigned               // no Wechatpay-* headers, as a proxy or an impostor answers
 	WrongKey               // signed, by a key that is not WeChat Pay's
 	UnknownSerial          // signed, naming a key the merchant was never given
@@ -200,15 +200,23 @@ func jsonOf(v any) string {
 // Gzipped is b as the download serves it.
 func Gzipped(t testing.TB, b []byte) []byte {
 	t.Helper()
+	gz, err := gzipOf(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return gz
+}
+
+func gzipOf(b []byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
 	if _, err := zw.Write(b); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	if err := zw.Close(); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return buf.Bytes()
+	return buf.Bytes(), nil
 }
 
 // Calls counts the requests of a kind, refused ones included: "tradebill"
@@ -255,6 +263,7 @@ func (s *Server) PublicKeyPEM() []byte {
 // codeStatus is the HTTP status WeChat Pay gives an error code.
 var codeStatus = map[string]int{"SIGN_ERROR": 401, "NO_AUTH": 403, "SYSTEM_ERROR": 500, "RATELIMIT_EXCEEDED": 429}
 
+// ServeHTTP answers one request as WeChat Pay would.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.calls[r.URL.Path]++
@@ -284,7 +293,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		if gz == nil {
-			gz = Gzipped(s.t, bill)
+			var err error
+			if gz, err = gzipOf(bill); err != nil {
+				http.Error(w, err.Error(), http.StatusInternalServerError)
+				return
+			}
 		}
 		// The download is not signed, as WeChat Pay documents.
 		w.Header().Set("Content-Type", "application/octet-stream")

@@ -60,12 +60,12 @@ type SignMode int
 
 const (
 	Signed        SignMode = iota // signed by WeChat Pay's key, now
-	Unsigned               // no Wechatpay-* headers, as a proxy or an impostor answers
-	WrongKey               // signed, by a key that is not WeChat Pay's
-	UnknownSerial          // signed, naming a key the merchant was never given
-	Stale                  // signed six minutes before the server's clock
-	Future                 // signed six minutes after it
-	BadBase64              // a signature that is not base64 (WeChat's SIGNTEST probe)
+	Unsigned                      // no Wechatpay-* headers, as a proxy or an impostor answers
+	WrongKey                      // signed, by a key that is not WeChat Pay's
+	UnknownSerial                 // signed, naming a key the merchant was never given
+	Stale                         // signed six minutes before the server's clock
+	Future                        // signed six minutes after it
+	BadBase64                     // a signature that is not base64 (WeChat's SIGNTEST probe)
 )
 
 // Answer is one answer of the server.

@@ -159,8 +159,11 @@ func TestBotNotifierRetry(t *testing.T) {
 		if calls < 2 || calls >= 1000 {
 			t.Errorf("calls: got %d, want a few, stopped by the budget", calls)
 		}
-		if !strings.Contains(err.Error(), "gave up after "+itoa(calls)+" attempts") {
-			t.Errorf("got %q, want it to count %d attempts", err, calls)
+		// The attempt the budget ends may be cut off before it reaches
+		// Slack: it counts, though Slack never saw it.
+		if !strings.Contains(err.Error(), "gave up after "+itoa(calls)+" attempts") &&
+			!strings.Contains(err.Error(), "gave up after "+itoa(calls+1)+" attempts") {
+			t.Errorf("got %q, want it to count %d attempts (or %d, the last cut off)", err, calls, calls+1)
 		}
 		if elapsed > 2*time.Second {
 			t.Errorf("took %v with a 300ms budget", elapsed)

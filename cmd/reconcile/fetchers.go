@@ -1,9 +1,14 @@
 package main
 
 import (
+	"cmp"
+	"context"
 	"crypto/rsa"
+	"errors"
 	"fmt"
 	"time"
+
+	"golang.org/x/crypto/ssh"
 
 	"reconcile"
 	"reconcile/config"
@@ -57,154 +62,160 @@ func needsDB(channels []config.Channel) bool {
 // check-config. Errors name the channel and the setting, never a secret.
 func (a *App) fetchSource(ch config.Channel) (src fetch.Source, batches *nightly.Batches, about string, err error) {
 	f := ch.Fetch
-	where := fmt.Sprintf("channel %s: fetch %s", reconcile.Quote(ch.Name), f.API())
-	fail := func(err error) (fetch.Source, *nightly.Batches, string, error) {
-		return nil, nil, "", fmt.Errorf("%s: %w", where, err)
-	}
-	read := func(field string, s config.Secret) ([]byte, error) {
-		b, err := s.Read(a.Getenv)
-		if err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", field, s, err)
-		}
-		return b, nil
-	}
-	client := a.fetchClient(f)
 	loc, err := time.LoadLocation(ch.TimeZone)
+	if err == nil {
+		b := sourceBuilder{getenv: a.Getenv, now: a.Now, sleep: a.Sleep, client: a.fetchClient(f), ch: ch, loc: loc}
+		switch {
+		case f.WeChatPay != nil:
+			src, about, err = b.wechatpay(f.WeChatPay)
+		case f.Alipay != nil:
+			src, about, err = b.alipay(f.Alipay)
+		case f.Stripe != nil:
+			src, about, err = b.stripe(f.Stripe)
+		case f.Adyen != nil:
+			batches, about, err = b.adyen(f.Adyen)
+		case f.SFTP != nil:
+			src, about, err = b.sftp(f.SFTP, f)
+		default:
+			err = errors.New("no channel block")
+		}
+	}
 	if err != nil {
-		return fail(err)
+		return nil, nil, "", fmt.Errorf("channel %s: fetch %s: %w", reconcile.Quote(ch.Name), f.API(), err)
 	}
-	switch {
-	case f.WeChatPay != nil:
-		w := f.WeChatPay
-		b, err := read("private_key", w.PrivateKey)
-		if err != nil {
-			return fail(err)
-		}
-		key, err := wechatpay.ParsePrivateKey(b)
-		if err != nil {
-			return fail(fmt.Errorf("private_key (%s): %w", w.PrivateKey, err))
-		}
-		keys := map[string]*rsa.PublicKey{}
-		var keyAbout string
-		if w.PublicKey != nil {
-			b, err := read("public_key", *w.PublicKey)
-			if err != nil {
-				return fail(err)
-			}
-			pub, err := wechatpay.ParsePublicKey(b)
-			if err != nil {
-				return fail(fmt.Errorf("public_key (%s): %w", *w.PublicKey, err))
-			}
-			keys[w.PublicKeyID] = pub
-			keyAbout = "WeChat Pay public key " + w.PublicKeyID
-		} else {
-			b, err := read("platform_certificate", *w.PlatformCertificate)
-			if err != nil {
-				return fail(err)
-			}
-			serial, pub, err := wechatpay.ParseCertificate(b)
-			if err != nil {
-				return fail(fmt.Errorf("platform_certificate (%s): %w", *w.PlatformCertificate, err))
-			}
-			keys[serial] = pub
-			keyAbout = "platform certificate " + serial
-		}
-		s, err := wechatpay.New(wechatpay.Config{MchID: w.MchID, SerialNo: w.SerialNo, PrivateKey: key, PublicKeys: keys,
-			BillType: w.BillType, BaseURL: w.BaseURL, Client: client, Now: a.Now})
-		if err != nil {
-			return fail(err)
-		}
-		return s, nil, fmt.Sprintf("merchant %s, private key %s parses, %s parses", w.MchID, w.PrivateKey, keyAbout), nil
-	case f.Alipay != nil:
-		al := f.Alipay
-		b, err := read("private_key", al.PrivateKey)
-		if err != nil {
-			return fail(err)
-		}
-		key, err := alipay.ParsePrivateKey(b)
-		if err != nil {
-			return fail(fmt.Errorf("private_key (%s): %w", al.PrivateKey, err))
-		}
-		b, err = read("alipay_public_key", al.PublicKey)
-		if err != nil {
-			return fail(err)
-		}
-		pub, err := alipay.ParsePublicKey(b)
-		if err != nil {
-			return fail(fmt.Errorf("alipay_public_key (%s): %w", al.PublicKey, err))
-		}
-		s, err := alipay.New(alipay.Config{AppID: al.AppID, PrivateKey: key, AlipayPublicKey: pub, BillType: al.BillType,
-			Gateway: al.Gateway, Client: client, Now: a.Now})
-		if err != nil {
-			return fail(err)
-		}
-		return s, nil, fmt.Sprintf("app %s, private key %s parses, Alipay public key %s parses", al.AppID, al.PrivateKey, al.PublicKey), nil
-	case f.Stripe != nil:
-		st := f.Stripe
-		b, err := read("api_key", st.APIKey)
-		if err != nil {
-			return fail(err)
-		}
-		key, err := stripe.ParseAPIKey(b)
-		if err != nil {
-			return fail(fmt.Errorf("api_key (%s): %w", st.APIKey, err))
-		}
-		s, err := stripe.New(stripe.Config{APIKey: key, ReportType: st.ReportType, OrderKey: ch.OrderMetadataKey,
-			RefundKey: ch.RefundMetadataKey, Location: loc, APIURL: st.APIURL, FilesURL: st.FilesURL, Client: client,
-			PollBudget: time.Duration(st.PollBudget), Sleep: a.Sleep, Now: a.Now})
-		if err != nil {
-			return fail(err)
-		}
-		report := st.ReportType
-		if report == "" {
-			report = stripe.DefaultReportType
-		}
-		return s, nil, fmt.Sprintf("report %s, API key %s is well formed", report, st.APIKey), nil
-	case f.Adyen != nil:
-		ad := f.Adyen
-		b, err := read("password", ad.Password)
-		if err != nil {
-			return fail(err)
-		}
-		password, err := adyen.ParseSecret(b, "password")
-		if err != nil {
-			return fail(fmt.Errorf("password (%s): %w", ad.Password, err))
-		}
-		s, err := adyen.New(adyen.Config{MerchantAccount: ad.MerchantAccount, Username: ad.Username, Password: password,
-			BaseURL: ad.BaseURL, Client: client})
-		if err != nil {
-			return fail(err)
-		}
-		return nil, &nightly.Batches{Account: ad.MerchantAccount, First: ad.FirstBatch, Source: s},
-			fmt.Sprintf("merchant account %s, report user %s, password %s set, batches from %d on", ad.MerchantAccount, ad.Username, ad.Password, ad.FirstBatch), nil
-	case f.SFTP != nil:
-		sf := f.SFTP
-		b, err := read("private_key", sf.PrivateKey)
-		if err != nil {
-			return fail(err)
-		}
-		var pass []byte
-		if sf.Passphrase != nil {
-			if pass, err = read("passphrase", *sf.Passphrase); err != nil {
-				return fail(err)
-			}
-		}
-		signer, err := sftp.ParsePrivateKey(b, pass)
-		if err != nil {
-			return fail(fmt.Errorf("private_key (%s): %w", sf.PrivateKey, err))
-		}
-		if err := sftp.CheckKnownHosts(sf.KnownHosts, sf.Addr); err != nil {
-			return fail(fmt.Errorf("known_hosts: %w", err))
-		}
-		call, _ := f.Timeouts()
-		s, err := sftp.New(sftp.Config{Addr: sf.Addr, User: sf.User, Signer: signer, KnownHosts: sf.KnownHosts,
-			RemotePath: sf.RemotePath, Timeout: call, Retry: client.Retry})
-		if err != nil {
-			return fail(err)
-		}
-		return s, nil, fmt.Sprintf("%s@%s, private key %s parses, host key in %s", sf.User, sf.Addr, sf.PrivateKey, sf.KnownHosts), nil
+	return src, batches, about, nil
+}
+
+// sourceBuilder is what every channel's client is built with.
+type sourceBuilder struct {
+	getenv func(string) string
+	now    func() time.Time
+	sleep  func(context.Context, time.Duration) error
+	client *fetch.Client
+	ch     config.Channel
+	loc    *time.Location
+}
+
+// secret reads the secret of field and parses it; an error names the
+// field and where the secret was looked for, never what was found.
+func secret[T any](b sourceBuilder, field string, s config.Secret, parse func([]byte) (T, error)) (T, error) {
+	var zero T
+	raw, err := s.Read(b.getenv)
+	if err != nil {
+		return zero, fmt.Errorf("%s (%s): %w", field, s, err)
 	}
-	return fail(fmt.Errorf("no channel block"))
+	v, err := parse(raw)
+	if err != nil {
+		return zero, fmt.Errorf("%s (%s): %w", field, s, err)
+	}
+	return v, nil
+}
+
+func (b sourceBuilder) wechatpay(w *config.WeChatPayFetch) (fetch.Source, string, error) {
+	key, err := secret(b, "private_key", w.PrivateKey, wechatpay.ParsePrivateKey)
+	if err != nil {
+		return nil, "", err
+	}
+	keys := map[string]*rsa.PublicKey{}
+	var keyAbout string
+	if w.PublicKey != nil {
+		pub, err := secret(b, "public_key", *w.PublicKey, wechatpay.ParsePublicKey)
+		if err != nil {
+			return nil, "", err
+		}
+		keys[w.PublicKeyID] = pub
+		keyAbout = "WeChat Pay public key " + w.PublicKeyID
+	} else {
+		type cert struct {
+			serial string
+			key    *rsa.PublicKey
+		}
+		c, err := secret(b, "platform_certificate", *w.PlatformCertificate, func(raw []byte) (cert, error) {
+			serial, key, err := wechatpay.ParseCertificate(raw)
+			return cert{serial, key}, err
+		})
+		if err != nil {
+			return nil, "", err
+		}
+		keys[c.serial] = c.key
+		keyAbout = "platform certificate " + c.serial
+	}
+	s, err := wechatpay.New(wechatpay.Config{MchID: w.MchID, SerialNo: w.SerialNo, PrivateKey: key, PublicKeys: keys,
+		BillType: w.BillType, BaseURL: w.BaseURL, Client: b.client, Now: b.now})
+	if err != nil {
+		return nil, "", err
+	}
+	return s, fmt.Sprintf("merchant %s, private key %s parses, %s parses", w.MchID, w.PrivateKey, keyAbout), nil
+}
+
+func (b sourceBuilder) alipay(al *config.AlipayFetch) (fetch.Source, string, error) {
+	key, err := secret(b, "private_key", al.PrivateKey, alipay.ParsePrivateKey)
+	if err != nil {
+		return nil, "", err
+	}
+	pub, err := secret(b, "alipay_public_key", al.PublicKey, alipay.ParsePublicKey)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := alipay.New(alipay.Config{AppID: al.AppID, PrivateKey: key, AlipayPublicKey: pub, BillType: al.BillType,
+		Gateway: al.Gateway, Client: b.client, Now: b.now})
+	if err != nil {
+		return nil, "", err
+	}
+	return s, fmt.Sprintf("app %s, private key %s parses, Alipay public key %s parses", al.AppID, al.PrivateKey, al.PublicKey), nil
+}
+
+func (b sourceBuilder) stripe(st *config.StripeFetch) (fetch.Source, string, error) {
+	key, err := secret(b, "api_key", st.APIKey, stripe.ParseAPIKey)
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := stripe.New(stripe.Config{APIKey: key, ReportType: st.ReportType, OrderKey: b.ch.OrderMetadataKey,
+		RefundKey: b.ch.RefundMetadataKey, Location: b.loc, APIURL: st.APIURL, FilesURL: st.FilesURL, Client: b.client,
+		PollBudget: time.Duration(st.PollBudget), Sleep: b.sleep, Now: b.now})
+	if err != nil {
+		return nil, "", err
+	}
+	report := cmp.Or(st.ReportType, stripe.DefaultReportType)
+	return s, fmt.Sprintf("report %s, API key %s is well formed", report, st.APIKey), nil
+}
+
+func (b sourceBuilder) adyen(ad *config.AdyenFetch) (*nightly.Batches, string, error) {
+	password, err := secret(b, "password", ad.Password, func(raw []byte) (string, error) { return adyen.ParseSecret(raw, "password") })
+	if err != nil {
+		return nil, "", err
+	}
+	s, err := adyen.New(adyen.Config{MerchantAccount: ad.MerchantAccount, Username: ad.Username, Password: password,
+		BaseURL: ad.BaseURL, Client: b.client})
+	if err != nil {
+		return nil, "", err
+	}
+	return &nightly.Batches{Account: ad.MerchantAccount, First: ad.FirstBatch, Source: s},
+		fmt.Sprintf("merchant account %s, report user %s, password %s set, batches from %d on", ad.MerchantAccount, ad.Username, ad.Password, ad.FirstBatch), nil
+}
+
+func (b sourceBuilder) sftp(sf *config.SFTPFetch, f *config.Fetch) (fetch.Source, string, error) {
+	var pass []byte
+	if sf.Passphrase != nil {
+		var err error
+		if pass, err = secret(b, "passphrase", *sf.Passphrase, func(raw []byte) ([]byte, error) { return raw, nil }); err != nil {
+			return nil, "", err
+		}
+	}
+	signer, err := secret(b, "private_key", sf.PrivateKey, func(raw []byte) (ssh.Signer, error) { return sftp.ParsePrivateKey(raw, pass) })
+	if err != nil {
+		return nil, "", err
+	}
+	if err := sftp.CheckKnownHosts(sf.KnownHosts, sf.Addr); err != nil {
+		return nil, "", fmt.Errorf("known_hosts: %w", err)
+	}
+	call, _ := f.Timeouts()
+	s, err := sftp.New(sftp.Config{Addr: sf.Addr, User: sf.User, Signer: signer, KnownHosts: sf.KnownHosts,
+		RemotePath: sf.RemotePath, Timeout: call, Retry: b.client.Retry})
+	if err != nil {
+		return nil, "", err
+	}
+	return s, fmt.Sprintf("%s@%s, private key %s parses, host key in %s", sf.User, sf.Addr, sf.PrivateKey, sf.KnownHosts), nil
 }
 
 // fetchClient is the HTTP client and retry policy of a fetch block.

@@ -248,106 +248,137 @@ func (ch Channel) fetchProblems(at, where string) []error {
 	if api == "" {
 		return []error{fieldErrorf(at, "%s: fetch: give exactly one of wechatpay, alipay, stripe, adyen, sftp", where)}
 	}
-	var errs []error
+	c := &fetchCheck{at: at + "." + api, where: where, api: api}
 	if msg := TemplateTrouble(ch.Path); msg != "" {
-		errs = append(errs, fieldErrorf(at, "%s: fetch needs the channel's path, where it puts the file: %s", where, msg))
+		c.add(fieldErrorf(at, "%s: fetch needs the channel's path, where it puts the file: %s", where, msg))
 	}
-	add := func(err error) {
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	need := func(field, v string) {
-		if strings.TrimSpace(v) == "" {
-			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s is empty", where, api, field))
-		} else if strings.ContainsAny(v, "\x00\r\n") || len(v) > 256 {
-			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s %s: not a plain value", where, api, field, reconcile.Quote(v)))
-		}
-	}
-	https := func(field, v string) {
-		if v == "" {
-			return
-		}
-		u, err := url.Parse(v)
-		if err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
-			add(fieldErrorf(at+"."+api+"."+field, "%s: fetch %s.%s %s: want an https URL without a user", where, api, field, reconcile.Quote(v)))
-		}
-	}
-	secret := func(field string, s Secret) { add(s.problem(at+"."+api+"."+field, where, api+"."+field)) }
-	formats := map[string][]string{"wechatpay": {"wechatpay"}, "alipay": {"alipay"}, "stripe": {"stripe"}, "adyen": {"adyen"}}
-	if want, ok := formats[api]; ok && ch.Format != "" && !slices.Contains(want, ch.Format) {
-		add(fieldErrorf(at+"."+api, "%s: fetch %s hands out %s files, but the channel's format is %s", where, api, want[0], reconcile.Quote(ch.Format)))
+	// An API hands out its own format's files; an SFTP drop any format.
+	if api != "sftp" && ch.Format != "" && ch.Format != api {
+		c.add(fieldErrorf(c.at, "%s: fetch %s hands out %s files, but the channel's format is %s", where, api, api, reconcile.Quote(ch.Format)))
 	}
 	switch api {
 	case "wechatpay":
-		w := f.WeChatPay
-		need("mchid", w.MchID)
-		need("serial_no", w.SerialNo)
-		secret("private_key", w.PrivateKey)
-		switch {
-		case (w.PublicKey == nil) == (w.PlatformCertificate == nil):
-			add(fieldErrorf(at+".wechatpay.public_key", "%s: fetch wechatpay: give public_key (with public_key_id) or platform_certificate, one of them", where))
-		case w.PublicKey != nil:
-			need("public_key_id", w.PublicKeyID)
-			secret("public_key", *w.PublicKey)
-		default:
-			secret("platform_certificate", *w.PlatformCertificate)
-		}
-		if !slices.Contains([]string{"", "ALL", "SUCCESS", "REFUND"}, w.BillType) {
-			add(fieldErrorf(at+".wechatpay.bill_type", "%s: fetch wechatpay.bill_type %s: want ALL, SUCCESS or REFUND", where, reconcile.Quote(w.BillType)))
-		}
-		https("base_url", w.BaseURL)
+		c.wechatpay(f.WeChatPay)
 	case "alipay":
-		a := f.Alipay
-		need("app_id", a.AppID)
-		secret("private_key", a.PrivateKey)
-		secret("alipay_public_key", a.PublicKey)
-		if !slices.Contains([]string{"", "trade", "signcustomer"}, a.BillType) {
-			add(fieldErrorf(at+".alipay.bill_type", "%s: fetch alipay.bill_type %s: want trade or signcustomer", where, reconcile.Quote(a.BillType)))
-		}
-		https("gateway", a.Gateway)
+		c.alipay(f.Alipay)
 	case "stripe":
-		s := f.Stripe
-		secret("api_key", s.APIKey)
-		https("api_url", s.APIURL)
-		https("files_url", s.FilesURL)
+		c.secret("api_key", f.Stripe.APIKey)
+		c.https("api_url", f.Stripe.APIURL)
+		c.https("files_url", f.Stripe.FilesURL)
 	case "adyen":
-		a := f.Adyen
-		need("merchant_account", a.MerchantAccount)
-		need("username", a.Username)
-		secret("password", a.Password)
-		https("base_url", a.BaseURL)
-		if a.FirstBatch < 1 {
-			add(fieldErrorf(at+".adyen.first_batch", "%s: fetch adyen.first_batch %d: want the number of the first batch to fetch (1 or more), as the Customer Area lists its settlement detail reports", where, a.FirstBatch))
-		}
-		if strings.Contains(dirOf(ch.Path), "{") {
-			add(fieldErrorf(at+".adyen", "%s: fetch adyen files batches by the date they belong to, which is known after the download: keep {date} out of the path's directory", where))
-		}
+		c.adyen(f.Adyen, ch.Path)
 	case "sftp":
-		s := f.SFTP
-		need("addr", s.Addr)
-		need("user", s.User)
-		secret("private_key", s.PrivateKey)
-		if s.Passphrase != nil {
-			secret("passphrase", *s.Passphrase)
-		}
-		if s.KnownHosts == "" {
-			add(fieldErrorf(at+".sftp.known_hosts", "%s: fetch sftp.known_hosts is empty: the server's host key is always checked, so name the known_hosts file that holds it", where))
-		}
-		if msg := TemplateTrouble(s.RemotePath); msg != "" {
-			add(fieldErrorf(at+".sftp.remote_path", "%s: fetch sftp.remote_%s", where, msg))
-		} else if strings.ContainsAny(s.RemotePath, "\x00\r\n") {
-			add(fieldErrorf(at+".sftp.remote_path", "%s: fetch sftp.remote_path %s: not a plain path", where, reconcile.Quote(s.RemotePath)))
-		}
+		c.sftp(f.SFTP)
 	}
 	if f.RetryAttempts < 0 || f.RetryAttempts > 20 {
-		add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to 20 (0 for the default, 5)", where, f.RetryAttempts))
+		c.add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to 20 (0 for the default, 5)", where, f.RetryAttempts))
 	}
 	if avail, due := f.AvailableAt(time.Time{}), ch.OverdueAt(time.Time{}); !avail.Before(due) {
-		add(fieldErrorf(at+".available_after", "%s: fetch.available_after %s: want less than the deadline %s, or every file is overdue before it may be fetched",
+		c.add(fieldErrorf(at+".available_after", "%s: fetch.available_after %s: want less than the deadline %s, or every file is overdue before it may be fetched",
 			where, avail.Sub(time.Time{}), due.Sub(time.Time{})))
 	}
-	return errs
+	return c.errs
+}
+
+// fetchCheck collects the problems of one channel block of a fetch.
+type fetchCheck struct {
+	at, where, api string // the block's JSON path, the channel for a reader, the block's name
+	errs           []error
+}
+
+func (c *fetchCheck) add(err error) {
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
+}
+
+func (c *fetchCheck) problem(field, format string, args ...any) {
+	c.add(fieldErrorf(c.at+"."+field, "%s: fetch %s.%s "+format, append([]any{c.where, c.api, field}, args...)...))
+}
+
+// need checks a plain value that must be given.
+func (c *fetchCheck) need(field, v string) {
+	if strings.TrimSpace(v) == "" {
+		c.problem(field, "is empty")
+	} else if strings.ContainsAny(v, "\x00\r\n") || len(v) > 256 {
+		c.problem(field, "%s: not a plain value", reconcile.Quote(v))
+	}
+}
+
+// https checks an optional URL.
+func (c *fetchCheck) https(field, v string) {
+	if v == "" {
+		return
+	}
+	if u, err := url.Parse(v); err != nil || u.Scheme != "https" || u.Host == "" || u.User != nil {
+		c.problem(field, "%s: want an https URL without a user", reconcile.Quote(v))
+	}
+}
+
+func (c *fetchCheck) secret(field string, s Secret) {
+	c.add(s.problem(c.at+"."+field, c.where, c.api+"."+field))
+}
+
+// oneOf checks an optional value against the ones it may be.
+func (c *fetchCheck) oneOf(field, v string, allowed ...string) {
+	if v != "" && !slices.Contains(allowed, v) {
+		c.problem(field, "%s: want %s", reconcile.Quote(v), strings.Join(allowed, " or "))
+	}
+}
+
+func (c *fetchCheck) wechatpay(w *WeChatPayFetch) {
+	c.need("mchid", w.MchID)
+	c.need("serial_no", w.SerialNo)
+	c.secret("private_key", w.PrivateKey)
+	switch {
+	case (w.PublicKey == nil) == (w.PlatformCertificate == nil):
+		c.add(fieldErrorf(c.at+".public_key", "%s: fetch wechatpay: give public_key (with public_key_id) or platform_certificate, one of them", c.where))
+	case w.PublicKey != nil:
+		c.need("public_key_id", w.PublicKeyID)
+		c.secret("public_key", *w.PublicKey)
+	default:
+		c.secret("platform_certificate", *w.PlatformCertificate)
+	}
+	c.oneOf("bill_type", w.BillType, "ALL", "SUCCESS", "REFUND")
+	c.https("base_url", w.BaseURL)
+}
+
+func (c *fetchCheck) alipay(a *AlipayFetch) {
+	c.need("app_id", a.AppID)
+	c.secret("private_key", a.PrivateKey)
+	c.secret("alipay_public_key", a.PublicKey)
+	c.oneOf("bill_type", a.BillType, "trade", "signcustomer")
+	c.https("gateway", a.Gateway)
+}
+
+func (c *fetchCheck) adyen(a *AdyenFetch, path string) {
+	c.need("merchant_account", a.MerchantAccount)
+	c.need("username", a.Username)
+	c.secret("password", a.Password)
+	c.https("base_url", a.BaseURL)
+	if a.FirstBatch < 1 {
+		c.problem("first_batch", "%d: want the number of the first batch to fetch (1 or more), as the Customer Area lists its settlement detail reports", a.FirstBatch)
+	}
+	if strings.Contains(dirOf(path), "{") {
+		c.add(fieldErrorf(c.at, "%s: fetch adyen files batches by the date they belong to, which is known after the download: keep {date} out of the path's directory", c.where))
+	}
+}
+
+func (c *fetchCheck) sftp(s *SFTPFetch) {
+	c.need("addr", s.Addr)
+	c.need("user", s.User)
+	c.secret("private_key", s.PrivateKey)
+	if s.Passphrase != nil {
+		c.secret("passphrase", *s.Passphrase)
+	}
+	if s.KnownHosts == "" {
+		c.problem("known_hosts", "is empty: the server's host key is always checked, so name the known_hosts file that holds it")
+	}
+	if msg := TemplateTrouble(s.RemotePath); msg != "" {
+		c.add(fieldErrorf(c.at+".remote_path", "%s: fetch sftp.remote_%s", c.where, msg))
+	} else if strings.ContainsAny(s.RemotePath, "\x00\r\n") {
+		c.problem("remote_path", "%s: not a plain path", reconcile.Quote(s.RemotePath))
+	}
 }
 
 // dirOf is the directory part of a path template.

@@ -79,37 +79,15 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 	}
 	defer body.Close()
 	err = atomicfile.Write(path, 0o640, func(f *os.File) error {
-		sum := sha256.New()
-		var stated hash.Hash
-		w := io.Writer(sum)
-		if offer.Digest != nil {
-			stated = offer.Digest.New()
-			w = io.MultiWriter(sum, stated)
-		}
-		n, err := io.Copy(f, io.TeeReader(io.LimitReader(body, limit+1), w))
+		out.Bytes, out.SHA256, err = copyStated(f, body, offer, limit)
 		if err != nil {
-			return fmt.Errorf("download %s: %w", offer.Name, cleanURL(err))
+			return err
 		}
-		switch {
-		case n > limit:
-			return fmt.Errorf("download %s: more than %d bytes: %w", offer.Name, limit, ErrBadFile)
-		case offer.Size >= 0 && n != offer.Size:
-			return fmt.Errorf("download %s: %d bytes, the channel stated %d, cut short or padded: %w", offer.Name, n, offer.Size, ErrBadFile)
-		case n == 0:
-			return fmt.Errorf("download %s: empty: %w", offer.Name, ErrBadFile)
-		}
-		if stated != nil {
-			if got := stated.Sum(nil); !bytes.Equal(got, offer.Digest.Sum) {
-				return fmt.Errorf("download %s: %s %x, the channel stated %x: %w", offer.Name, offer.Digest.Name, got, offer.Digest.Sum, ErrBadFile)
-			}
-		}
-		out.Bytes, out.SHA256 = n, hex.EncodeToString(sum.Sum(nil))
 		if out.SHA256 == old {
 			return errUnchanged
 		}
-		if err := f.Sync(); err != nil {
-			return err
-		}
+		// The check reads the file by its name; atomicfile syncs it
+		// before the rename, once.
 		if check != nil {
 			if err := check(f.Name()); err != nil {
 				return fmt.Errorf("download %s: %w: %w", offer.Name, ErrBadFile, err)
@@ -132,6 +110,37 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 	}
 	out.Changed, out.Replaced = true, old != ""
 	return out, nil
+}
+
+// copyStated copies the download to w, at most limit bytes, and checks it
+// against what the channel stated: its size, its digest, not empty. It
+// returns the bytes copied and their hex SHA-256.
+func copyStated(w io.Writer, body io.Reader, offer *Offer, limit int64) (int64, string, error) {
+	sum := sha256.New()
+	var stated hash.Hash
+	hashes := io.Writer(sum)
+	if offer.Digest != nil {
+		stated = offer.Digest.New()
+		hashes = io.MultiWriter(sum, stated)
+	}
+	n, err := io.Copy(w, io.TeeReader(io.LimitReader(body, limit+1), hashes))
+	if err != nil {
+		return 0, "", fmt.Errorf("download %s: %w", offer.Name, cleanURL(err))
+	}
+	switch {
+	case n > limit:
+		return 0, "", fmt.Errorf("download %s: more than %d bytes: %w", offer.Name, limit, ErrBadFile)
+	case offer.Size >= 0 && n != offer.Size:
+		return 0, "", fmt.Errorf("download %s: %d bytes, the channel stated %d, cut short or padded: %w", offer.Name, n, offer.Size, ErrBadFile)
+	case n == 0:
+		return 0, "", fmt.Errorf("download %s: empty: %w", offer.Name, ErrBadFile)
+	}
+	if stated != nil {
+		if got := stated.Sum(nil); !bytes.Equal(got, offer.Digest.Sum) {
+			return 0, "", fmt.Errorf("download %s: %s %x, the channel stated %x: %w", offer.Name, offer.Digest.Name, got, offer.Digest.Sum, ErrBadFile)
+		}
+	}
+	return n, hex.EncodeToString(sum.Sum(nil)), nil
 }
 
 // present returns the hex SHA-256 of the file at path, "" when there is

@@ -55,8 +55,17 @@ deps: ## PostgreSQL server binaries (apt) and Go modules, when missing
 clean: ## remove build outputs and $(OUT)/
 	rm -rf bin $(OUT)
 
-SIZE ?= 1M
+SIZE          ?= 1M
+RUNS          ?= 1
+NIGHTS        ?=
+DUCKBENCH     ?=
+DUCKDB_SCRIPT ?=
+
+# DuckDB is raced only when both its runner and its script are there: it
+# stays outside the module.
+BENCH_PEER = $(if $(and $(wildcard $(DUCKBENCH)),$(wildcard $(DUCKDB_SCRIPT))), -duckdb $(DUCKBENCH) -duckdb-script $(DUCKDB_SCRIPT))
 
 .PHONY: bench
-bench: ## generate SIZE rows per side (100k, 1M, 10M; default 1M) and time the job against the SQL baseline
-	$(GO) run ./cmd/reconbench -size $(SIZE)
+bench: ## time the job on SIZE rows per side (100k, 1M, 10M; default 1M) after NIGHTS earlier nights (default 7), RUNS times each, against the SQL baseline; DuckDB too with DUCKBENCH=/path/to/duckbench DUCKDB_SCRIPT=/path/to/counts_tuned.sql
+	@$(if $(DUCKBENCH)$(DUCKDB_SCRIPT),$(if $(BENCH_PEER),true,echo "make bench: DuckDB not raced: DUCKBENCH and DUCKDB_SCRIPT must both name existing files" >&2),true)
+	$(GO) run ./cmd/reconbench -size $(SIZE) -runs $(RUNS)$(if $(NIGHTS), -nights $(NIGHTS))$(BENCH_PEER)

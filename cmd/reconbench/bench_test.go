@@ -2,8 +2,13 @@ package main
 
 import (
 	"context"
+	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +32,7 @@ var anomalies = []reconcile.Category{
 }
 
 func TestPlantedCounts(t *testing.T) {
-	f, err := WriteFiles(tiny, t.TempDir())
+	f, err := WriteFiles(tiny, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +64,11 @@ func TestPlantedCounts(t *testing.T) {
 
 func TestSameDataEveryTime(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()
-	fa, err := WriteFiles(tiny, a)
+	fa, err := WriteFiles(tiny, a, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fb, err := WriteFiles(tiny, b)
+	fb, err := WriteFiles(tiny, b, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +86,7 @@ func TestSameDataEveryTime(t *testing.T) {
 func TestBaselineCountsEqualPlanted(t *testing.T) {
 	ctx := context.Background()
 	_, dsn := ledgertest.DB(t)
-	f, err := WriteFiles(tiny, t.TempDir())
+	f, err := WriteFiles(tiny, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +160,7 @@ func parse(t *testing.T, path, format string) []rowKey {
 // checks the summary row against the detail rows, and checks it holds the
 // same rows as the canonical CSV.
 func TestWeChatBillParses(t *testing.T) {
-	f, err := WriteFiles(tiny, t.TempDir())
+	f, err := WriteFiles(tiny, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,5 +267,304 @@ func TestWithSearchPath(t *testing.T) {
 		if got := withSearchPath(in, "s"); got != want {
 			t.Errorf("withSearchPath(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestEarlierNightKeysDisjoint checks that no key, channel id or customer
+// of an earlier night is tonight's or another night's.
+func TestEarlierNightKeysDisjoint(t *testing.T) {
+	spec := Spec{Payments: 2 * blockOrders, Seed: defaultSeed}
+	owner := map[string]int{} // "kind key" -> night (0: tonight)
+	claim := func(night int, kind, key string) {
+		if prev, ok := owner[kind+" "+key]; ok && prev != night {
+			t.Errorf("%s %s is in night %d and night %d", kind, key, prev, night)
+		}
+		owner[kind+" "+key] = night
+	}
+	for night := range 3 {
+		for b := range spec.blocks() {
+			blk := spec.block(b)
+			if night > 0 {
+				blk = spec.nightBlock(night, b)
+			}
+			for _, o := range blk.orders {
+				claim(night, "order", o.no)
+				claim(night, "user", strconv.FormatInt(o.userID, 10))
+			}
+			for _, r := range blk.refunds {
+				claim(night, "refund", r.no)
+			}
+			for _, r := range blk.rows {
+				claim(night, "channel id", r.channelID())
+			}
+		}
+	}
+	for _, tc := range []struct {
+		back      int
+		wantOrder string
+	}{
+		{1, "ORD2026112700000001"},
+		{7, "ORD2026112100000001"},
+	} {
+		if got := spec.nightBlock(tc.back, 0).orders[0].no; got != tc.wantOrder {
+			t.Errorf("night %d's first order: got %s, want %s", tc.back, got, tc.wantOrder)
+		}
+	}
+}
+
+// TestEarlierNightsAllMatch makes two earlier nights by running the real
+// job on them, then tonight's run: the earlier runs report only matched,
+// and tonight's still exactly what was planted.
+func TestEarlierNightsAllMatch(t *testing.T) {
+	ctx := context.Background()
+	bin := buildReconcile(t)
+	_, dsn := ledgertest.DB(t)
+	spec := Spec{Payments: blockOrders, Seed: defaultSeed}
+	dir := t.TempDir()
+	files, err := WriteFiles(spec, dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, _, _, err := LoadLocal(ctx, conn, spec, "shop"); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := writeBenchConfig(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := &Report{Mismatches: []string{}}
+	ch := benchChannel{name: "shop", format: "csv", dsn: dsn}
+	e := &benchEnv{spec: spec, tmp: dir, bin: bin, cfg: cfg, chans: []benchChannel{ch}, files: files, runs: 1, rep: rep}
+	if err := e.makeEarlierNights(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := rep.EarlierNights.Dates, []string{"2026-11-26", "2026-11-27"}; !slices.Equal(got, want) {
+		t.Errorf("earlier dates: got %v, want %v", got, want)
+	}
+	rows := spec.Payments + spec.refunds()
+	for _, r := range rep.EarlierNights.Runs {
+		if r.Counts[string(reconcile.Matched)] != rows {
+			t.Errorf("earlier night %s: matched %d, want %d", r.Date, r.Counts[string(reconcile.Matched)], rows)
+		}
+	}
+	if len(rep.EarlierNights.Runs) != 2 {
+		t.Errorf("earlier runs: got %d, want 2", len(rep.EarlierNights.Runs))
+	}
+	if _, err := e.timeJob(ctx, ch, 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range rep.Mismatches {
+		t.Error(m)
+	}
+	var dates []string
+	err = conn.QueryRow(ctx, `SELECT array_agg(business_date::text ORDER BY business_date) FROM runs
+		WHERE status = 'SUCCEEDED' AND EXISTS (SELECT 1 FROM settled_keys s WHERE s.run_id = runs.id)`).Scan(&dates)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"2026-11-26", "2026-11-27", "2026-11-28"}; !slices.Equal(dates, want) {
+		t.Errorf("runs that left a memory: got %v, want %v", dates, want)
+	}
+}
+
+func buildReconcile(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "reconcile")
+	if out, err := exec.Command("go", "build", "-o", bin, "reconcile/cmd/reconcile").CombinedOutput(); err != nil {
+		t.Fatalf("go build reconcile/cmd/reconcile: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func TestRewriteWindow(t *testing.T) {
+	start := businessDate
+	end := start.AddDate(0, 0, 1)
+	for _, tc := range []struct {
+		name, in, want, err string
+	}{
+		{"two literals",
+			"WHERE l.at >= TIMESTAMPTZ '2026-11-27 00:00:00+08' AND l.at < TIMESTAMPTZ '2026-11-28 00:00:00+08'",
+			"WHERE l.at >= TIMESTAMPTZ '2026-11-28 00:00:00+00' AND l.at < TIMESTAMPTZ '2026-11-29 00:00:00+00'", ""},
+		{"other offsets",
+			"a TIMESTAMPTZ '2026-01-01 00:00:00Z' b TIMESTAMPTZ '2026-01-02 00:00:00.5+00:00' c",
+			"a TIMESTAMPTZ '2026-11-28 00:00:00+00' b TIMESTAMPTZ '2026-11-29 00:00:00+00' c", ""},
+		{"a timestamp without a zone is not a window bound",
+			"TIMESTAMP '2026-01-01 00:00:00' TIMESTAMPTZ '2026-11-27 00:00:00+08' TIMESTAMPTZ '2026-11-28 00:00:00+08'",
+			"TIMESTAMP '2026-01-01 00:00:00' TIMESTAMPTZ '2026-11-28 00:00:00+00' TIMESTAMPTZ '2026-11-29 00:00:00+00'", ""},
+		{"none", "SELECT 1", "", "found 0"},
+		{"one", "WHERE at >= TIMESTAMPTZ '2026-11-27 00:00:00+08'", "", "found 1"},
+		{"three", strings.Repeat("TIMESTAMPTZ '2026-11-27 00:00:00+08' ", 3), "", "found 3"},
+		{"reversed", "at < TIMESTAMPTZ '2026-11-28 00:00:00+08' AND at >= TIMESTAMPTZ '2026-11-27 00:00:00+08'", "", "not before"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := rewriteWindow([]byte(tc.in), "counts.sql", start, end)
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) || !strings.Contains(err.Error(), "counts.sql") {
+					t.Fatalf("got error %v, want one naming counts.sql with %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(got) != tc.want {
+				t.Errorf("got  %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRewriteTheSharedScript(t *testing.T) {
+	// The script as shipped beside the DuckDB runner, reduced to its window.
+	in := []byte("  WHERE l.ok AND l.at >= TIMESTAMPTZ '2026-11-27 00:00:00+08' AND l.at < TIMESTAMPTZ '2026-11-28 00:00:00+08'\n")
+	got, err := rewriteWindow(in, "counts_tuned.sql", businessDate, businessDate.AddDate(0, 0, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), "+08") || !strings.Contains(string(got), "'2026-11-28 00:00:00+00'") {
+		t.Errorf("window not moved: %s", got)
+	}
+}
+
+func TestParsePeerCounts(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     map[string]int
+		err      bool
+	}{
+		{"counts", "cat\tn\namount_mismatch\t3\nmatched\t2000\nmissing_channel\t4\n",
+			map[string]int{"amount_mismatch": 3, "matched": 2000, "missing_channel": 4}, false},
+		{"CRLF and blank lines", "cat\tn\r\n\r\nmatched\t5\r\n", map[string]int{"matched": 5}, false},
+		{"the last result", "cat\tn\nmatched\t1\ncat\tn\nmatched\t2\n", map[string]int{"matched": 2}, false},
+		{"no header", "matched\t5\n", nil, true},
+		{"nothing", "", nil, true},
+		{"not a number", "cat\tn\nmatched\tmany\n", nil, true},
+		{"negative", "cat\tn\nmatched\t-1\n", nil, true},
+		{"no tab", "cat\tn\nmatched 5\n", nil, true},
+		{"twice", "cat\tn\nmatched\t5\nmatched\t6\n", nil, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := parsePeerCounts(tc.in)
+			if (err != nil) != tc.err {
+				t.Fatalf("error %v, want error %v", err, tc.err)
+			}
+			if !maps.Equal(got, tc.want) {
+				t.Errorf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCheckPeer(t *testing.T) {
+	job := Expected{Counts: map[reconcile.Category]int{
+		reconcile.Matched: 100, reconcile.MissingChannel: 3, reconcile.Pending: 2, reconcile.AmountMismatch: 1,
+		reconcile.SuspectedDuplicatePayment: 4, reconcile.FeeMismatch: 5, // not counted by the peer
+	}}
+	agreeing := map[string]int{"matched": 100, "missing_channel": 5, "amount_mismatch": 1}
+	for _, tc := range []struct {
+		name string
+		peer map[string]int
+		want []string
+	}{
+		{"missing_channel is the job's missing_channel+pending", agreeing, nil},
+		{"zeros may be left out", map[string]int{"matched": 100, "missing_channel": 5, "amount_mismatch": 1, "missing_local": 0}, nil},
+		{"missing_channel without pending", map[string]int{"matched": 100, "missing_channel": 3, "amount_mismatch": 1},
+			[]string{"MISMATCH duckdb: missing_channel = 3, job csv missing_channel+pending 5"}},
+		{"a category the job lacks", map[string]int{"matched": 100, "missing_channel": 5, "amount_mismatch": 1, "duplicate_refund": 2},
+			[]string{"MISMATCH duckdb: duplicate_refund = 2, job csv duplicate_refund 0"}},
+		{"one missing", map[string]int{"matched": 100, "missing_channel": 5},
+			[]string{"MISMATCH duckdb: amount_mismatch = 0, job csv amount_mismatch 1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var rep Report
+			rep.checkPeer("duckdb", job, tc.peer)
+			if !slices.Equal(rep.Mismatches, tc.want) {
+				t.Errorf("got %q, want %q", rep.Mismatches, tc.want)
+			}
+		})
+	}
+}
+
+// TestPeerData checks the peer's local records are the rows LoadLocal
+// copies, and its channel.csv the canonical CSV.
+func TestPeerData(t *testing.T) {
+	dir := t.TempDir()
+	peer := filepath.Join(dir, "duckdb")
+	f, err := WriteFiles(tiny, dir, peer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var orders, refunds, pendingOrders int
+	for b := range tiny.blocks() {
+		blk := tiny.block(b)
+		orders += len(blk.orders)
+		refunds += len(blk.refunds)
+		for _, o := range blk.orders {
+			if o.paidAt.IsZero() {
+				pendingOrders++
+			}
+		}
+	}
+	lines := func(name string) []string {
+		b, err := os.ReadFile(filepath.Join(peer, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	}
+	ol, rl := lines("orders.csv"), lines("refunds.csv")
+	if len(ol) != orders || len(rl) != refunds {
+		t.Errorf("orders.csv %d lines, refunds.csv %d; want %d and %d", len(ol), len(rl), orders, refunds)
+	}
+	var nullPaid int
+	for _, l := range ol {
+		fields := strings.Split(l, ",")
+		if len(fields) != 6 || fields[4] != "shop" {
+			t.Fatalf("orders.csv line %q: want 6 fields, channel shop", l)
+		}
+		if fields[5] == "" {
+			nullPaid++
+		}
+	}
+	if nullPaid != pendingOrders || nullPaid == 0 {
+		t.Errorf("orders without paid_at: %d, want %d (and some)", nullPaid, pendingOrders)
+	}
+	if got, want := strings.Split(rl[0], ","), 7; len(got) != want {
+		t.Errorf("refunds.csv line %q: %d fields, want %d", rl[0], len(got), want)
+	}
+	a, _ := os.ReadFile(f.CSV)
+	b, err := os.ReadFile(filepath.Join(peer, "channel.csv"))
+	if err != nil || string(a) != string(b) {
+		t.Errorf("channel.csv is not the canonical CSV (%v)", err)
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	run := func(n int, wall, rss int64, parse time.Duration) JobResult {
+		return JobResult{Input: "csv", Run: n, Wall: time.Duration(wall), MaxRSSKiB: rss, Stages: []Stage{{"parse", parse}}}
+	}
+	runs := []JobResult{run(1, 30, 100, 3), run(2, 10, 300, 1), run(3, 20, 200, 2)}
+	for _, tc := range []struct {
+		name                string
+		pick                func([]int64) int64
+		runs                []JobResult
+		wall, rss, parseDur int64
+	}{
+		{"min", minOf, runs, 10, 100, 1},
+		{"median of three", medianOf, runs, 20, 200, 2},
+		{"median of two", medianOf, runs[:2], 20, 200, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := summarize(tc.runs, tc.pick)
+			parse, _ := got.stage("parse")
+			if int64(got.Wall) != tc.wall || got.MaxRSSKiB != tc.rss || int64(parse) != tc.parseDur {
+				t.Errorf("got wall %d rss %d parse %d, want %d %d %d", got.Wall, got.MaxRSSKiB, parse, tc.wall, tc.rss, tc.parseDur)
+			}
+		})
 	}
 }

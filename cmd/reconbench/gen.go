@@ -139,15 +139,30 @@ type block struct {
 	want    Expected
 }
 
-func orderNo(i int) string  { return fmt.Sprintf("ORD20261128%08d", i) }
-func refundNo(j int) string { return fmt.Sprintf("RF20261128%08d", j) }
+// keysOn names the keys and ids of the records settling on one date. The
+// date's digits are in every one, so no two nights share a key, as no two
+// nights of a real shop do.
+type keysOn string // the date as 20261128
 
-// WeChat ids: 28 digits for payments, 29 for refunds. A duplicate's id
-// lives in its own range, so it never collides with a first charge.
-func txnID(i int) string       { return fmt.Sprintf("42000020261128%014d", i) }
-func dupTxnID(i int) string    { return fmt.Sprintf("42000020261128%014d", 50_000_000_000_000+i) }
-func refundID(j int) string    { return fmt.Sprintf("503000202611280%014d", j) }
-func dupRefundID(j int) string { return fmt.Sprintf("503000202611280%014d", 50_000_000_000_000+j) }
+func keysOf(day time.Time) keysOn { return keysOn(day.Format("20060102")) }
+
+// WeChat ids: 28 digits for payments, 29 for refunds.
+func (d keysOn) order(i int) string    { return fmt.Sprintf("ORD%s%08d", d, i) }
+func (d keysOn) refund(j int) string   { return fmt.Sprintf("RF%s%08d", d, j) }
+func (d keysOn) txn(i int) string      { return fmt.Sprintf("420000%s%014d", d, i) }
+func (d keysOn) refundID(j int) string { return fmt.Sprintf("503000%s0%014d", d, j) }
+
+var tonight = keysOf(businessDate)
+
+func orderNo(i int) string  { return tonight.order(i) }
+func refundNo(j int) string { return tonight.refund(j) }
+
+// A duplicate's id lives in its own range, so it never collides with a
+// first charge.
+func txnID(i int) string       { return tonight.txn(i) }
+func dupTxnID(i int) string    { return tonight.txn(50_000_000_000_000 + i) }
+func refundID(j int) string    { return tonight.refundID(j) }
+func dupRefundID(j int) string { return tonight.refundID(50_000_000_000_000 + j) }
 
 // payAmount draws a basket: mostly small, some large, a few very large.
 func payAmount(rng *rand.Rand) int64 {
@@ -366,12 +381,21 @@ type Files struct {
 
 // WriteFiles writes the canonical CSV and the WeChat Pay ALL bill, the same
 // rows in the same order, into dir, and returns what reconciling them must
-// report.
-func WriteFiles(s Spec, dir string) (Files, error) {
+// report. With peerDir it also writes there the DuckDB script's data (see
+// peerData), from the same blocks in the same pass.
+func WriteFiles(s Spec, dir, peerDir string) (Files, error) {
 	f := Files{
 		CSV:    dir + "/shop-2026-11-28.csv",
 		WeChat: dir + "/wechat-2026-11-28-ALL.csv",
 		Want:   Expected{Counts: map[reconcile.Category]int{}},
+	}
+	var peer *peerData
+	if peerDir != "" {
+		var err error
+		if peer, err = createPeerData(peerDir, channels[0].name); err != nil {
+			return f, err
+		}
+		defer peer.abort()
 	}
 	cf, err := os.Create(f.CSV)
 	if err != nil {
@@ -398,6 +422,9 @@ func WriteFiles(s Spec, dir string) (Files, error) {
 			bill.row(r)
 			f.Rows++
 		}
+		if peer != nil {
+			peer.add(&blk)
+		}
 	}
 	bill.summary()
 	for _, w := range []struct {
@@ -410,6 +437,9 @@ func WriteFiles(s Spec, dir string) (Files, error) {
 		if err := w.f.Close(); err != nil {
 			return f, err
 		}
+	}
+	if peer != nil {
+		return f, peer.finish(f.CSV)
 	}
 	return f, nil
 }

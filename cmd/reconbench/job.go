@@ -20,6 +20,7 @@ import (
 type JobResult struct {
 	Input       string
 	Channel     string
+	Run         int // 1 to -runs
 	Wall        time.Duration
 	MaxRSSKiB   int64
 	Stages      []Stage
@@ -67,9 +68,27 @@ func childEnv() []string {
 	return env
 }
 
-// RunJob runs the reconcile binary once as a child process and measures it
-// from the outside: wall time from start to exit, and the peak resident set
-// the kernel reports for the child when it is reaped (wait4's rusage).
+// runTimed runs cmd and measures it from the outside: wall time from start
+// to exit, and the peak resident set in KiB the kernel reports for the
+// child when it is reaped (wait4's rusage).
+func runTimed(cmd *exec.Cmd) (time.Duration, int64, error) {
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	var rss int64
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = int64(ru.Maxrss)
+			if runtime.GOOS == "darwin" { // bytes there, KiB on Linux
+				rss /= 1024
+			}
+		}
+	}
+	return wall, rss, err
+}
+
+// RunJob runs the reconcile binary once as a child process, timed by
+// runTimed, and reads what it reported.
 func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) (JobResult, error) {
 	var res JobResult
 	cmd := exec.CommandContext(ctx, bin, args...)
@@ -83,17 +102,9 @@ func RunJob(ctx context.Context, bin, dir string, args []string, outDir string) 
 	defer stdout.Close()
 	cmd.Stdout, cmd.Stderr = stdout, &stderr
 
-	start := time.Now()
-	err = cmd.Run()
-	res.Wall = time.Since(start)
+	res.Wall, res.MaxRSSKiB, err = runTimed(cmd)
 	if err != nil {
 		return res, fmt.Errorf("reconcile %s: %w\n%s", strings.Join(args[:1], " "), err, tail(stderr.String(), 20))
-	}
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		res.MaxRSSKiB = int64(ru.Maxrss)
-		if runtime.GOOS == "darwin" { // bytes there, KiB on Linux
-			res.MaxRSSKiB /= 1024
-		}
 	}
 	stages, heap, ok := parseRunLine(stderr.String())
 	if !ok {

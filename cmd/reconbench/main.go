@@ -13,6 +13,12 @@
 // printed as a MISMATCH line and the exit status is 1. The table goes to
 // stdout and, as JSON, to out/bench/<size>.json.
 //
+// Before tonight is timed, the job runs on -nights earlier nights (default
+// 7, all matching), so tonight reads a full memory of earlier nights as it
+// does in steady use. -runs N times each file N times; -duckdb and
+// -duckdb-script race a DuckDB counts script on the same data between the
+// job's runs, its counts checked against the job's.
+//
 // RECONCILE_BENCH_DATABASE_URL points it at an existing server instead of a
 // throwaway one; it then works in the schemas reconbench_shop and
 // reconbench_wechat, which it drops and recreates, and drops at the end.
@@ -24,23 +30,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
-	"reconcile"
 	"reconcile/ledger"
 	"reconcile/ledger/tempdb"
 )
@@ -51,22 +52,55 @@ const EnvURL = "RECONCILE_BENCH_DATABASE_URL"
 
 const defaultSeed = 20261128
 
+// options are the command line's settings.
+type options struct {
+	size                 string
+	spec                 Spec
+	outDir, prebuilt     string
+	keep                 string
+	duckdb, duckdbScript string // the peer: both or neither
+	runs, nights         int
+}
+
 func main() {
+	var o options
 	size := flag.String("size", "1M", "payments per side: 100k, 1M, 10M or a plain number; refunds are a tenth of it")
 	seed := flag.Uint64("seed", defaultSeed, "generator seed; the same seed gives the same data")
-	out := flag.String("out", "out/bench", "`DIR` for <size>.json, relative to the module root")
-	prebuilt := flag.String("reconcile", "", "time this reconcile `binary` instead of building ./cmd/reconcile")
-	keep := flag.String("keep", "", "write the generated files to `DIR` and keep them, and with "+EnvURL+" keep the loaded schemas, for profiling the job by hand")
+	flag.StringVar(&o.outDir, "out", "out/bench", "`DIR` for <size>.json, relative to the module root")
+	flag.StringVar(&o.prebuilt, "reconcile", "", "time this reconcile `binary` instead of building ./cmd/reconcile")
+	flag.StringVar(&o.keep, "keep", "", "write the generated files to `DIR` and keep them, and with "+EnvURL+
+		" keep the loaded schemas (the earlier nights' runs included), for profiling the job by hand")
+	flag.StringVar(&o.duckdb, "duckdb", "", "race this duckbench `binary` on the same data (needs -duckdb-script)")
+	flag.StringVar(&o.duckdbScript, "duckdb-script", "", "the DuckDB counts `script` for -duckdb; its day window is moved to the bench's date")
+	flag.IntVar(&o.runs, "runs", 1, "time each file's job `N` times, alternated with the DuckDB peer; the table shows each run, the min and the median")
+	flag.IntVar(&o.nights, "nights", 7, "before timing, run the job on `N` earlier nights (2026-11-21 to 2026-11-27 for 7), "+
+		"so tonight reads a full memory as in steady use; 0: tonight is a first night")
 	flag.Parse()
 	n, err := parseSize(*size)
+	if err == nil {
+		err = checkOptions(o)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reconbench:", err)
 		os.Exit(2)
 	}
+	o.size, o.spec = *size, Spec{Payments: n, Seed: *seed}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, *size, Spec{Payments: n, Seed: *seed}, *out, *prebuilt, *keep)
+	code := run(ctx, o)
 	stop()
 	os.Exit(code)
+}
+
+func checkOptions(o options) error {
+	switch {
+	case (o.duckdb == "") != (o.duckdbScript == ""):
+		return errors.New("-duckdb and -duckdb-script go together: give both or neither")
+	case o.runs < 1:
+		return fmt.Errorf("-runs %d: want at least 1", o.runs)
+	case o.nights < 0:
+		return fmt.Errorf("-nights %d: want 0 or more", o.nights)
+	}
+	return nil
 }
 
 // parseSize reads 100k, 1M, 10M or a plain count.
@@ -95,14 +129,17 @@ func logf(format string, args ...any) {
 
 // channels are the two runs: the canonical CSV as channel shop, the
 // WeChat bill as channel wechat, each in a schema of its own holding the
-// same local records under its channel's name, so each run is the first
-// of its date on a fresh database and neither needs --force.
+// same local records under its channel's name, so each channel's first
+// run of tonight is the first of its date and needs no --force.
 var channels = []struct{ name, format string }{
 	{"shop", "csv"},
 	{"wechat", "wechatpay"},
 }
 
 func schemaOf(channel string) string { return "reconbench_" + channel }
+
+// benchChannel is a bench channel with the DSN of its schema.
+type benchChannel struct{ name, format, dsn string }
 
 // writeBenchConfig writes the config the job runs with: each channel with
 // the generator's fee contract (0.6 %, kept to five decimals, a refund
@@ -126,8 +163,8 @@ func writeBenchConfig(dir string) (string, error) {
 	return path, os.WriteFile(path, b, 0o644)
 }
 
-func run(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep string) int {
-	rep, err := bench(ctx, size, spec, outDir, prebuilt, keep)
+func run(ctx context.Context, o options) int {
+	rep, err := bench(ctx, o)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "reconbench:", err)
 		return 1
@@ -150,134 +187,154 @@ func moduleRoot() (string, error) {
 	return filepath.Dir(mod), nil
 }
 
-func bench(ctx context.Context, size string, spec Spec, outDir, prebuilt, keep string) (_ *Report, err error) {
+func bench(ctx context.Context, o options) (_ *Report, err error) {
 	root, err := moduleRoot()
 	if err != nil {
 		return nil, err
 	}
-	tmp := keep
-	if keep == "" {
-		if tmp, err = os.MkdirTemp("", "reconbench-"); err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(tmp)
-	} else if tmp, err = filepath.Abs(keep); err != nil {
-		return nil, err
-	} else if err = os.MkdirAll(tmp, 0o755); err != nil {
-		return nil, err
-	}
-
-	bin := filepath.Join(tmp, "reconcile")
-	if prebuilt != "" {
-		if bin, err = filepath.Abs(prebuilt); err != nil {
-			return nil, err
-		}
-	} else {
-		logf("building %s", bin)
-		build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reconcile")
-		build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
-		if err := build.Run(); err != nil {
-			return nil, fmt.Errorf("go build ./cmd/reconcile: %w", err)
-		}
-	}
-
-	start := time.Now()
-	logf("generating %d payments and %d refunds per side (seed %d)", spec.Payments, spec.refunds(), spec.Seed)
-	files, err := WriteFiles(spec, tmp)
+	tmp, cleanup, err := workDir(o.keep)
 	if err != nil {
-		return nil, fmt.Errorf("generate: %w", err)
+		return nil, err
+	}
+	defer cleanup()
+	var peer *peerSetup
+	if o.duckdb != "" { // first, so a script it cannot use is refused before any work
+		if peer, err = preparePeer(o.duckdb, o.duckdbScript, filepath.Join(tmp, "duckdb")); err != nil {
+			return nil, err
+		}
+	}
+	bin, err := reconcileBinary(ctx, root, tmp, o.prebuilt)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	files, err := generate(o.spec, tmp, peer)
+	if err != nil {
+		return nil, err
 	}
 	genTook := time.Since(start)
 
-	dsn := os.Getenv(EnvURL)
-	if dsn == "" {
-		logf("starting a throwaway PostgreSQL")
-		srv, err := tempdb.Start(ctx, tempdb.Options{})
-		if err != nil {
-			return nil, fmt.Errorf("start PostgreSQL (or set %s): %w", EnvURL, err)
-		}
-		defer func() {
-			if e := srv.Stop(); e != nil && err == nil {
-				err = fmt.Errorf("stop PostgreSQL: %w", e)
-			}
-		}()
-		dsn = srv.DSN("postgres")
-	} else if keep == "" {
-		defer dropSchemas(dsn)
+	dsn, stopDB, err := database(ctx, o.keep != "")
+	if err != nil {
+		return nil, err
 	}
-
+	defer func() {
+		if e := stopDB(); e != nil && err == nil {
+			err = e
+		}
+	}()
 	start = time.Now()
-	var pgVersion string
-	for _, ch := range channels {
-		logf("loading the local records of channel %s (COPY, ANALYZE)", ch.name)
-		if pgVersion, err = prepareSchema(ctx, dsn, spec, ch.name); err != nil {
-			return nil, err
-		}
+	chans, pgVersion, err := prepareSchemas(ctx, dsn, o.spec)
+	if err != nil {
+		return nil, err
 	}
-	loadTook := time.Since(start)
-
-	rep := &Report{
-		Size: size, Payments: spec.Payments, Refunds: spec.refunds(), Seed: spec.Seed,
-		BusinessDate: businessDate.Format(time.DateOnly), ChannelRows: files.Rows,
-		Planted: countsJSON(files.Want.Counts), PlantedAutoReversed: files.Want.AutoReversed,
-		GenerateSeconds: genTook.Seconds(), LoadSeconds: loadTook.Seconds(),
-		Mismatches: []string{},
-		Host:       hostInfo{Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), PostgreSQL: pgVersion},
-	}
-
+	rep := newReport(o, files, genTook, time.Since(start), pgVersion)
 	cfg, err := writeBenchConfig(tmp)
 	if err != nil {
 		return nil, err
 	}
-	var jobs []JobResult
-	for _, ch := range channels {
-		file := files.CSV
-		if ch.format == "wechatpay" {
-			file = files.WeChat
-		}
-		out := filepath.Join(tmp, "out-"+ch.format)
-		logf("timing reconcile run --format %s (channel %s)", ch.format, ch.name)
-		args := []string{"run", "--date", businessDate.Format(time.DateOnly), "--channel", ch.name,
-			"--format", ch.format, "--tz", "UTC", "--file", file, "--config", cfg,
-			"--dsn", withSearchPath(dsn, schemaOf(ch.name)), "--out", out}
-		if keep != "" {
-			logf("to run it again: %s %s", bin, strings.Join(args, " "))
-		}
-		res, err := RunJob(ctx, bin, tmp, args, out)
-		if err != nil {
-			return nil, err
-		}
-		res.Input, res.Channel = ch.format, ch.name
-		jobs = append(jobs, res)
-		rep.addRun(res, file)
-		rep.check("job "+ch.format, files.Want, res.Got)
+	e := &benchEnv{spec: o.spec, tmp: tmp, bin: bin, cfg: cfg, chans: chans, files: files, runs: o.runs, keep: o.keep != "", rep: rep}
+	if err := e.makeEarlierNights(ctx, o.nights); err != nil {
+		return nil, err
 	}
-
-	logf("timing the SQL baseline (COPY into a staging table, then joins)")
-	conn, err := pgx.Connect(ctx, withSearchPath(dsn, schemaOf("shop")))
+	jobs, peers, err := e.timeRounds(ctx, peer)
 	if err != nil {
 		return nil, err
 	}
-	base, err := RunBaseline(ctx, conn, files.CSV, "shop")
-	conn.Close(context.Background())
+	base, err := runBaseline(ctx, chans[0], files)
 	if err != nil {
 		return nil, err
 	}
 	rep.check("SQL baseline", files.Want, base.Got)
 	rep.checkAgainst("SQL baseline", "job csv", jobs[0].Got, base.Got)
-	rep.addBaseline(base, jobs[0].Wall)
+	rep.finish(jobs, peer, peers, base)
+	printTable(os.Stdout, rep, jobs, peers, base)
+	return rep, writeReport(root, o, rep)
+}
 
-	printTable(os.Stdout, rep, jobs, base)
-	path := outDir
-	if !filepath.IsAbs(path) {
-		path = filepath.Join(root, path)
+// generate writes tonight's files into dir, and the peer's data when it
+// is raced.
+func generate(spec Spec, dir string, peer *peerSetup) (Files, error) {
+	logf("generating %d payments and %d refunds per side (seed %d)", spec.Payments, spec.refunds(), spec.Seed)
+	peerDir := ""
+	if peer != nil {
+		peerDir = peer.data
 	}
-	path = filepath.Join(path, size+".json")
-	if err := writeJSON(path, rep); err != nil {
-		return rep, err
+	files, err := WriteFiles(spec, dir, peerDir)
+	if err != nil {
+		return files, fmt.Errorf("generate: %w", err)
 	}
-	logf("wrote %s", path)
-	return rep, nil
+	return files, nil
+}
+
+// workDir is the directory for the generated files and the job's outputs:
+// -keep's, or a temporary one removed by cleanup.
+func workDir(keep string) (dir string, cleanup func(), err error) {
+	if keep == "" {
+		dir, err = os.MkdirTemp("", "reconbench-")
+		return dir, func() { os.RemoveAll(dir) }, err
+	}
+	if dir, err = filepath.Abs(keep); err != nil {
+		return "", nil, err
+	}
+	return dir, func() {}, os.MkdirAll(dir, 0o755)
+}
+
+// reconcileBinary builds ./cmd/reconcile into dir, unless a binary is given.
+func reconcileBinary(ctx context.Context, root, dir, prebuilt string) (string, error) {
+	if prebuilt != "" {
+		return filepath.Abs(prebuilt)
+	}
+	bin := filepath.Join(dir, "reconcile")
+	logf("building %s", bin)
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/reconcile")
+	build.Dir, build.Stdout, build.Stderr = root, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/reconcile: %w", err)
+	}
+	return bin, nil
+}
+
+// database returns the DSN of the server to work on, and what to do when
+// done: stop the throwaway server, or drop the schemas on a shared one
+// unless they are kept.
+func database(ctx context.Context, keep bool) (string, func() error, error) {
+	if dsn := os.Getenv(EnvURL); dsn != "" {
+		if keep {
+			logf("keeping the schemas %s and %s, the earlier nights' runs included", schemaOf(channels[0].name), schemaOf(channels[1].name))
+			return dsn, func() error { return nil }, nil
+		}
+		return dsn, func() error { dropSchemas(dsn); return nil }, nil
+	}
+	logf("starting a throwaway PostgreSQL")
+	srv, err := tempdb.Start(ctx, tempdb.Options{})
+	if err != nil {
+		return "", nil, fmt.Errorf("start PostgreSQL (or set %s): %w", EnvURL, err)
+	}
+	stop := func() error {
+		if err := srv.Stop(); err != nil {
+			return fmt.Errorf("stop PostgreSQL: %w", err)
+		}
+		return nil
+	}
+	return srv.DSN("postgres"), stop, nil
+}
+
+// prepareSchemas makes each bench channel's schema with tonight's local
+// records, and returns the channels and the server's version.
+func prepareSchemas(ctx context.Context, dsn string, spec Spec) ([]benchChannel, string, error) {
+	var chans []benchChannel
+	var version string
+	for _, ch := range channels {
+		logf("loading the local records of channel %s (COPY, ANALYZE)", ch.name)
+		v, err := prepareSchema(ctx, dsn, spec, ch.name)
+		if err != nil {
+			return nil, "", err
+		}
+		version = v
+		chans = append(chans, benchChannel{name: ch.name, format: ch.format, dsn: withSearchPath(dsn, schemaOf(ch.name))})
+	}
+	return chans, version, nil
 }
 
 // prepareSchema makes a fresh schema for channel, migrates it, loads the
@@ -339,247 +396,121 @@ func dropSchemas(dsn string) {
 	}
 }
 
-// Report is what out/bench/<size>.json holds.
-type Report struct {
-	Size                string         `json:"size"`
-	Payments            int            `json:"payments_per_side"`
-	Refunds             int            `json:"refunds_per_side"`
-	Seed                uint64         `json:"seed"`
-	BusinessDate        string         `json:"business_date"`
-	ChannelRows         int            `json:"channel_rows"`
-	Planted             map[string]int `json:"planted"`
-	PlantedAutoReversed int            `json:"planted_auto_reversed"`
-	GenerateSeconds     float64        `json:"generate_seconds"`
-	LoadSeconds         float64        `json:"load_seconds"`
-	Runs                []runJSON      `json:"runs"`
-	Baseline            baselineJSON   `json:"sql_baseline"`
-	Mismatches          []string       `json:"mismatches"`
-	Host                hostInfo       `json:"host"`
-}
-
-type hostInfo struct {
-	Go         string `json:"go"`
-	OS         string `json:"os"`
-	CPUs       int    `json:"cpus"`
-	PostgreSQL string `json:"postgresql"`
-}
-
-type runJSON struct {
-	Input          string             `json:"input"`
-	Channel        string             `json:"channel"`
-	FileBytes      int64              `json:"file_bytes"`
-	ChannelRows    int                `json:"channel_rows"`
-	WallSeconds    float64            `json:"wall_seconds"`
-	RowsPerSecond  int64              `json:"rows_per_second"`
-	PeakRSSKiB     int64              `json:"peak_rss_kib"`
-	ReportsHeapMiB float64            `json:"reports_heap_mib"` // the workbook step's rise of the heap
-	StageSeconds   map[string]float64 `json:"stage_seconds"`
-	Counts         map[string]int     `json:"counts"`
-	AutoReversed   int                `json:"auto_reversed"`
-}
-
-type baselineJSON struct {
-	CopySeconds     float64        `json:"copy_seconds"`
-	ClassifySeconds float64        `json:"classify_seconds"`
-	TotalSeconds    float64        `json:"total_seconds"`
-	Rows            int64          `json:"rows_copied"`
-	Counts          map[string]int `json:"counts"`
-	AutoReversed    int            `json:"auto_reversed"`
-	PeakRSS         string         `json:"peak_rss"`
-	// JobSpeedup is the baseline's total time over the csv job's wall time.
-	JobSpeedup float64 `json:"job_speedup"`
-}
-
-func countsJSON(m map[reconcile.Category]int) map[string]int {
-	out := map[string]int{}
-	for _, c := range reconcile.Categories {
-		out[string(c)] = m[c]
-	}
-	for c, n := range m {
-		out[string(c)] = n
-	}
-	return out
-}
-
-func (r *Report) addRun(res JobResult, file string) {
-	var size int64
-	if st, err := os.Stat(file); err == nil {
-		size = st.Size()
-	}
-	stages := map[string]float64{}
-	for _, s := range res.Stages {
-		stages[s.Name] = s.Took.Seconds()
-	}
-	r.Runs = append(r.Runs, runJSON{
-		Input: res.Input, Channel: res.Channel, FileBytes: size, ChannelRows: res.ChannelRows,
-		WallSeconds: res.Wall.Seconds(), RowsPerSecond: perSecond(res.ChannelRows, res.Wall),
-		PeakRSSKiB: res.MaxRSSKiB, ReportsHeapMiB: float64(res.ReportsHeapBytes) / (1 << 20), StageSeconds: stages,
-		Counts: countsJSON(res.Got.Counts), AutoReversed: res.Got.AutoReversed,
-	})
-}
-
-func (r *Report) addBaseline(b BaselineResult, job time.Duration) {
-	r.Baseline = baselineJSON{
-		CopySeconds: b.Copy.Seconds(), ClassifySeconds: b.Classify.Seconds(), TotalSeconds: b.Total().Seconds(),
-		Rows: b.Rows, Counts: countsJSON(b.Got.Counts), AutoReversed: b.Got.AutoReversed,
-		PeakRSS:    "not measured: the work runs inside the PostgreSQL server, not in a process of ours",
-		JobSpeedup: b.Total().Seconds() / job.Seconds(),
-	}
-}
-
-// check compares what a run reported with what was planted, every category
-// (zeros included) and the number reversed automatically.
-func (r *Report) check(who string, want, got Expected) {
-	r.checkAgainst(who, "planted", want, got)
-}
-
-func (r *Report) checkAgainst(who, whom string, want, got Expected) {
-	cats := map[reconcile.Category]bool{}
-	for _, c := range reconcile.Categories {
-		cats[c] = true
-	}
-	for c := range want.Counts {
-		cats[c] = true
-	}
-	for c := range got.Counts {
-		cats[c] = true
-	}
-	for _, c := range slices.Sorted(maps.Keys(cats)) {
-		if want.Counts[c] != got.Counts[c] {
-			r.mismatch("MISMATCH %s: %s = %d, %s %d", who, c, got.Counts[c], whom, want.Counts[c])
-		}
-	}
-	if want.AutoReversed != got.AutoReversed {
-		r.mismatch("MISMATCH %s: auto_reversed = %d, %s %d", who, got.AutoReversed, whom, want.AutoReversed)
-	}
-}
-
-func (r *Report) mismatch(format string, args ...any) {
-	line := fmt.Sprintf(format, args...)
-	r.Mismatches = append(r.Mismatches, line)
-	fmt.Println(line)
-}
-
-// perSecond is rows per second of wall time, in integers.
-func perSecond(rows int, d time.Duration) int64 {
-	if d <= 0 {
-		return 0
-	}
-	return int64(rows) * int64(time.Second) / int64(d)
-}
-
-func secs(d time.Duration) string { return fmt.Sprintf("%.2f", d.Seconds()) }
-
-// mib writes KiB as MiB with one decimal, in integers.
-func mib(kib int64) string {
-	tenths := (kib*10 + 512) / 1024
-	return fmt.Sprintf("%d.%d", tenths/10, tenths%10)
-}
-
-// thousands writes n with comma separators.
-func thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := strings.HasPrefix(s, "-")
-	s = strings.TrimPrefix(s, "-")
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	if neg {
-		return "-" + b.String()
-	}
-	return b.String()
-}
-
-// tableStages are the stage columns of the table, each under the names
-// the job has printed it by; the JSON has every stage as printed.
-var tableStages = []struct {
-	column string
-	names  []string
-}{
-	{"parse", []string{"parse"}},
-	{"earlier", []string{"earlier_rows", "memory"}},
-	{"local", []string{"local_records"}},
-	{"related", []string{"related"}},
-	{"match", []string{"match"}},
-	{"reports", []string{"reports"}},
-	{"commit", []string{"commit"}},
-}
-
-func printTable(w io.Writer, rep *Report, jobs []JobResult, base BaselineResult) {
-	head := []string{"size", "input", "rows/side", "wall s", "rows/s", "peak RSS MiB", "reports heap MiB"}
-	for _, s := range tableStages {
-		head = append(head, s.column)
-	}
-	table := [][]string{head}
-	for _, j := range jobs {
-		cells := []string{rep.Size, j.Input, thousands(int64(j.ChannelRows)), secs(j.Wall),
-			thousands(perSecond(j.ChannelRows, j.Wall)), mib(j.MaxRSSKiB), mib(j.ReportsHeapBytes / 1024)}
-		for _, s := range tableStages {
-			cell := "-"
-			for _, name := range s.names {
-				if d, ok := j.stage(name); ok {
-					cell = secs(d)
-					break
-				}
-			}
-			cells = append(cells, cell)
-		}
-		table = append(table, cells)
-	}
-	widths := make([]int, len(head))
-	for _, row := range table {
-		for i, c := range row {
-			widths[i] = max(widths[i], utf8.RuneCountInString(c))
-		}
-	}
-	for _, row := range table {
-		var b strings.Builder
-		for i, c := range row {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if i > 0 {
-				b.WriteString("  ")
-			}
-			if i < 2 { // text left, numbers right
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString(pad + c)
-			}
-		}
-		fmt.Fprintln(w, b.String())
-	}
-
-	verdict := "job (csv) is %.1f× faster"
-	ratio := base.Total().Seconds() / jobs[0].Wall.Seconds()
-	if ratio < 1 {
-		verdict, ratio = "job (csv) is %.1f× slower", 1/ratio
-	}
-	fmt.Fprintf(w, "%s  SQL baseline (COPY + joins)  wall %s s = copy %s + classify %s; %s rows/s; peak RSS not measured (runs in PostgreSQL)  ("+verdict+")\n",
-		rep.Size, secs(base.Total()), secs(base.Copy), secs(base.Classify),
-		thousands(perSecond(int(base.Rows), base.Total())), ratio)
-
-	var planted []string
-	for _, c := range reconcile.Categories {
-		if n := rep.Planted[string(c)]; n > 0 {
-			planted = append(planted, fmt.Sprintf("%s=%s", c, thousands(int64(n))))
-		}
-	}
-	fmt.Fprintf(w, "planted: %s; auto_reversed=%s\n", strings.Join(planted, " "), thousands(int64(rep.PlantedAutoReversed)))
-	if len(rep.Mismatches) == 0 {
-		fmt.Fprintln(w, "counts: both job runs and the SQL baseline report exactly the planted anomalies")
-	}
-}
-
-func writeJSON(path string, rep *Report) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(rep, "", "  ")
+// runBaseline times the SQL baseline on the first channel's schema.
+func runBaseline(ctx context.Context, ch benchChannel, files Files) (BaselineResult, error) {
+	logf("timing the SQL baseline (COPY into a staging table, then joins)")
+	conn, err := pgx.Connect(ctx, ch.dsn)
 	if err != nil {
+		return BaselineResult{}, err
+	}
+	defer conn.Close(context.Background())
+	return RunBaseline(ctx, conn, files.CSV, ch.name)
+}
+
+func writeReport(root string, o options, rep *Report) error {
+	path := o.outDir
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(root, path)
+	}
+	path = filepath.Join(path, o.size+".json")
+	if err := writeJSON(path, rep); err != nil {
 		return err
 	}
-	return os.WriteFile(path, append(b, '\n'), 0o644)
+	logf("wrote %s", path)
+	return nil
+}
+
+// benchEnv is what the job's runs share, timed or not.
+type benchEnv struct {
+	spec  Spec
+	tmp   string // the generated files, the config, the job's outputs
+	bin   string // the reconcile binary
+	cfg   string // its config file
+	chans []benchChannel
+	files Files
+	runs  int
+	keep  bool
+	rep   *Report
+}
+
+func (e *benchEnv) jobArgs(ch benchChannel, format string, day time.Time, file, out string) []string {
+	return []string{"run", "--date", day.Format(time.DateOnly), "--channel", ch.name,
+		"--format", format, "--tz", "UTC", "--file", file, "--config", e.cfg, "--dsn", ch.dsn, "--out", out}
+}
+
+// label names a timed run in MISMATCH lines: by its number when there
+// are several.
+func (e *benchEnv) label(who string, round int) string {
+	if e.runs == 1 {
+		return who
+	}
+	return fmt.Sprintf("%s run %d", who, round)
+}
+
+// timeRounds times each channel's job e.runs times, and the peer (when
+// given) right after each csv run: job csv, peer, job wechat, and again.
+// Alternating spreads a slow spell of the machine over all of them.
+func (e *benchEnv) timeRounds(ctx context.Context, peer *peerSetup) ([]JobResult, []PeerResult, error) {
+	var jobs []JobResult
+	var peers []PeerResult
+	for round := 1; round <= e.runs; round++ {
+		for i, ch := range e.chans {
+			res, err := e.timeJob(ctx, ch, round)
+			if err != nil {
+				return nil, nil, err
+			}
+			jobs = append(jobs, res)
+			if i > 0 || peer == nil {
+				continue
+			}
+			logf("timing DuckDB (%s)", filepath.Base(peer.script))
+			p, err := RunPeer(ctx, peer, e.tmp)
+			if err != nil {
+				return nil, nil, err
+			}
+			p.Run = round
+			peers = append(peers, p)
+			e.rep.checkPeer(e.label("duckdb", round), res.Got, p.Counts)
+		}
+	}
+	return jobs, peers, nil
+}
+
+// timeJob times one run of tonight's file of ch. A run after the first is
+// forced: the date has a successful run, whose result the job would
+// otherwise return again without reconciling.
+func (e *benchEnv) timeJob(ctx context.Context, ch benchChannel, round int) (JobResult, error) {
+	file := e.files.CSV
+	if ch.format == "wechatpay" {
+		file = e.files.WeChat
+	}
+	out := filepath.Join(e.tmp, "out-"+ch.format)
+	if e.runs > 1 {
+		out += "-" + strconv.Itoa(round)
+	}
+	args := e.jobArgs(ch, ch.format, businessDate, file, out)
+	if round > 1 {
+		args = append(args, "--force")
+	}
+	what := fmt.Sprintf("reconcile run --format %s (channel %s)", ch.format, ch.name)
+	if e.runs > 1 {
+		what += fmt.Sprintf(", run %d of %d", round, e.runs)
+	}
+	logf("timing %s", what)
+	if e.keep && round == e.runs {
+		logf("to run it again: %s %s --force", e.bin, strings.Join(e.jobArgs(ch, ch.format, businessDate, file, out), " "))
+	}
+	res, err := RunJob(ctx, e.bin, e.tmp, args, out)
+	if err != nil {
+		return res, err
+	}
+	res.Input, res.Channel, res.Run = ch.format, ch.name, round
+	e.rep.addRun(res, file)
+	e.rep.check(e.label("job "+ch.format, round), e.files.Want, res.Got)
+	return res, nil
+}
+
+// hostOf describes the machine the bench ran on.
+func hostOf(pgVersion string) hostInfo {
+	return hostInfo{Go: runtime.Version(), OS: runtime.GOOS + "/" + runtime.GOARCH, CPUs: runtime.NumCPU(), PostgreSQL: pgVersion}
 }

@@ -121,6 +121,12 @@ func (m *Matcher) flushLocals() {
 	for i := range b {
 		sum += m.slot(b[i].h)
 	}
+	if m.pairs.words != nil { // rule 10's counter of each order, likewise
+		for i := range b {
+			r := &b[i].rec
+			sum += m.pairs.word(r.Customer, r.Amount, curOfBytes(r.Currency))
+		}
+	}
 	m.batch.sink = sum
 	for i := range b {
 		if !m.attach(&b[i].rec, b[i].h) {

@@ -80,7 +80,7 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 func (m *Matcher) tonightsOrders() []paidOrder {
 	c := m.pairs // the index's orders are counted as their records attach
 	if c.words == nil {
-		c = newPairCounters(len(m.groups))
+		c = m.newPairCounters(len(m.groups))
 	}
 	// An order of an earlier night or of another shard pairs with the
 	// index's, if with any: it counts as two.
@@ -90,12 +90,25 @@ func (m *Matcher) tonightsOrders() []paidOrder {
 	}
 	// The local records are walked in their order, not the index's: one
 	// after the other in memory.
+	// A counter is a load from a table larger than the cache: the
+	// counters of a batch are loaded first, loads that overlap, as the
+	// index's lookups are (batch.go).
 	var out []paidOrder
-	for li := range m.locals {
-		if l := &m.locals[li]; l.pairable && c.twice(l.customer, l.amount, l.cur) {
-			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: int32(li), ri: -1, cur: l.cur, tonight: true})
+	var sum uint64
+	for lo := 0; lo < len(m.locals); lo += batchSize {
+		batch := m.locals[lo:min(lo+batchSize, len(m.locals))]
+		for i := range batch {
+			if l := &batch[i]; l.pairable {
+				sum += c.word(l.customer, l.amount, l.cur)
+			}
+		}
+		for i := range batch {
+			if l := &batch[i]; l.pairable && c.twice(l.customer, l.amount, l.cur) {
+				out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: int32(lo + i), ri: -1, cur: l.cur, tonight: true})
+			}
 		}
 	}
+	m.batch.sink = sum
 	for ri, rec := range m.records {
 		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: unixNano(rec.CreatedAt),
 			li: -1, ri: int32(ri), cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
@@ -112,12 +125,13 @@ type pairCounters struct {
 	mask  uint64
 }
 
-func newPairCounters(orders int) pairCounters {
+func (m *Matcher) newPairCounters(orders int) pairCounters {
 	n := 1024
 	for n < 8*orders {
 		n *= 2
 	}
-	return pairCounters{words: make([]uint64, n/32), mask: uint64(n - 1)}
+	// Probed at random, as the hash table is: on huge pages where large.
+	return pairCounters{words: bigSlice[uint64](m.big, n/32, true, true), mask: uint64(n - 1)}
 }
 
 func (c pairCounters) slot(customer, amount int64, cur [3]byte) (word, shift uint64) {
@@ -128,6 +142,13 @@ func (c pairCounters) slot(customer, amount int64, cur [3]byte) (word, shift uin
 	h ^= h >> 29
 	i := h & c.mask
 	return i >> 5, (i & 31) * 2
+}
+
+// word is the word that holds the counter of the customer, amount and
+// currency: loaded ahead of add or twice, so that their load hits the cache.
+func (c pairCounters) word(customer, amount int64, cur [3]byte) uint64 {
+	w, _ := c.slot(customer, amount, cur)
+	return c.words[w]
 }
 
 // add counts n more orders of the customer, amount and currency.

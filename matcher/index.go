@@ -216,6 +216,11 @@ func curOf(s string) (c [3]byte) {
 	return c
 }
 
+func curOfBytes(b []byte) (c [3]byte) {
+	copy(c[:], b)
+	return c
+}
+
 func curString(c [3]byte) string {
 	n := 3
 	for n > 0 && c[n-1] == 0 {

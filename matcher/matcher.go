@@ -282,8 +282,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	if g.local >= 0 {
 		return true
 	}
-	var cur [3]byte
-	copy(cur[:], r.Currency)
+	cur := curOfBytes(r.Currency)
 	first := &m.rows[g.first]
 	l := localRow{
 		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt), row: g.first,
@@ -293,7 +292,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	if l.pairable = m.pairable(gi, &l); l.pairable {
 		// Counted as it attaches, while the record is at hand.
 		if m.pairs.words == nil {
-			m.pairs = newPairCounters(len(m.groups))
+			m.pairs = m.newPairCounters(len(m.groups))
 		}
 		m.pairs.add(l.customer, l.amount, l.cur, 1)
 	}

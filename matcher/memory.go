@@ -145,7 +145,7 @@ func (m *Matcher) Memory() []byte {
 				r.amount, r.cur, r.status, r.kind)
 		}
 	})
-	m.rows, m.arena.b = nil, nil
+	m.rows, m.arena.b, m.pairs = nil, nil, pairCounters{}
 	m.big.release()
 	return sortRecords(out)
 }

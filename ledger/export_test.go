@@ -8,9 +8,12 @@ import (
 
 // The local-records queries, exposed to the plan test.
 var (
-	WindowSQL = windowSQL(true, false)
-	KeysSQL   = keysSQL(true)
+	WindowOrders, WindowRefunds = windowQueries(true, false)
+	KeysOrders, KeysRefunds     = keysQueries(true)
 )
+
+// SQL is a query's statement.
+func (q query) SQL() string { return q.sql }
 
 // InterpretError is interpretError, for its test.
 var InterpretError = interpretError

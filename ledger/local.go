@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -18,11 +19,36 @@ import (
 // Sending every key of a file of millions of rows as an array would cost
 // more than the whole window.
 
-// The queries return, in scan order: kind, order and refund numbers,
-// amount, currency, status, channel id, settled at, idempotency status,
-// and for orders the customer and the creation time (NULL for refunds,
-// and for orders when the local tables have no customer: see
-// HasCustomers).
+// Each query returns orders or refunds, never both, and only the columns
+// the matcher reads: PostgreSQL's cost of sending a row grows by about a
+// tenth with each column, and ten million rows were sent with three that
+// said nothing (the kind, an empty refund number, an empty idempotency
+// status). An order row is order number, amount, currency, status,
+// channel id, paid at, customer and creation time (NULLs when the local
+// tables have no customer: see HasCustomers); a refund row is order and
+// refund numbers, amount, currency, status, channel refund id and
+// refunded at. The keys query adds the idempotency status; the sharded
+// window with customers adds whether the order is another shard's.
+
+// shape says which column holds what in the rows of one query.
+type shape struct {
+	kind                           reconcile.Kind
+	refund                         int // -1: an order row, without one
+	amount, cur, status, id, at    int
+	customer, created, idem, other int // -1: not in the query
+	width                          int
+}
+
+var (
+	orderShape  = shape{kind: reconcile.KindPayment, refund: -1, amount: 1, cur: 2, status: 3, id: 4, at: 5, customer: 6, created: 7, idem: -1, other: -1, width: 8}
+	refundShape = shape{kind: reconcile.KindRefund, refund: 1, amount: 2, cur: 3, status: 4, id: 5, at: 6, customer: -1, created: -1, idem: -1, other: -1, width: 7}
+)
+
+// withIdem is the shape with the idempotency status in one more column.
+func (s shape) withIdem() shape { s.idem, s.width = s.width, s.width+1; return s }
+
+// withOther is the shape with "another shard's" in one more column.
+func (s shape) withOther() shape { s.other, s.width = s.width, s.width+1; return s }
 
 // customerColumns are an order's customer columns, or NULLs.
 func customerColumns(customers bool) string {
@@ -32,75 +58,72 @@ func customerColumns(customers bool) string {
 	return "NULL::bigint, NULL::timestamptz"
 }
 
-const noCustomer = "NULL::bigint, NULL::timestamptz"
-
 func orderColumns(customers bool) string {
-	return `'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, coalesce(i.status, ''), ` + customerColumns(customers) + `
-  FROM orders o
-  LEFT JOIN idempotency_records i ON i.scope = 'payment' AND i.idem_key = o.order_no`
+	return `o.order_no, o.amount_minor, o.currency, o.status, o.channel_txn_id, o.paid_at, ` + customerColumns(customers)
 }
 
-const refundColumns = `'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, coalesce(i.status, ''), ` + noCustomer + `
-  FROM refunds r
-  LEFT JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = r.refund_no`
+const refundColumns = `r.order_no, r.refund_no, r.amount_minor, r.currency, r.status, r.channel_refund_id, r.refunded_at`
 
-// windowSQL: $1 channel, $2 day start, $3 day end; for a shard, $4 shards
-// and $5 this one. It leaves the idempotency status out: joining a
-// million idempotency records costs about as much as reading the window,
-// and the status matters only for the few keys that do not simply match
-// (see IdemStatuses).
-func windowSQL(customers, sharded bool) string {
-	orderShard, refundShard := "", ""
-	if sharded {
-		mine := shardSQL("o.order_no", "$4::bigint") + " = $5"
-		orderShard = "\n   AND " + mine
-		refundShard = "\n   AND " + shardSQL("r.refund_no", "$4::bigint") + " = $5"
-		if customers {
-			// The orders of this shard's customers held by other shards'
-			// keys come too, marked, paid within a day of the date: the
-			// customers' cases are this shard's (reconcile.Shard.HasCustomer),
-			// and the file says which of them settled tonight, a record
-			// paid just after midnight among them.
-			theirs := shardSQL("o.user_id::text", "$4::bigint") + " = $5"
-			return `
-SELECT CASE WHEN ` + mine + ` THEN 'payment' ELSE 'other' END, o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
+// query is one statement of a load and the shape of its rows.
+type query struct {
+	sql   string
+	shape shape
+	args  []any
+}
+
+// windowQueries: $1 channel, $2 day start, $3 day end; for a shard, $4
+// shards and $5 this one. They leave the idempotency status out: joining
+// a million idempotency records costs about as much as reading the
+// window, and the status matters only for the few keys that do not simply
+// match (see IdemStatuses).
+func windowQueries(customers, sharded bool) (orders, refunds query) {
+	orders = query{sql: `
+SELECT ` + orderColumns(customers) + `
+  FROM orders o
+ WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3`, shape: orderShape}
+	refunds = query{sql: `
+SELECT ` + refundColumns + `
+  FROM refunds r
+ WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3`, shape: refundShape}
+	if !sharded {
+		return orders, refunds
+	}
+	mine := shardSQL("o.order_no", "$4::bigint") + " = $5"
+	orders.sql += "\n   AND " + mine
+	refunds.sql += "\n   AND " + shardSQL("r.refund_no", "$4::bigint") + " = $5"
+	if customers {
+		// The orders of this shard's customers held by other shards'
+		// keys come too, marked, paid within a day of the date: the
+		// customers' cases are this shard's (reconcile.Shard.HasCustomer),
+		// and the file says which of them settled tonight, a record paid
+		// just after midnight among them.
+		theirs := shardSQL("o.user_id::text", "$4::bigint") + " = $5"
+		orders = query{sql: `
+SELECT ` + orderColumns(customers) + `, NOT (` + mine + `)
   FROM orders o
  WHERE o.channel = $1 AND o.paid_at >= $2::timestamptz - interval '1 day' AND o.paid_at < $3::timestamptz + interval '1 day'
    AND (` + mine + ` AND o.paid_at >= $2 AND o.paid_at < $3
-        OR o.user_id IS NOT NULL AND ` + theirs + ` AND NOT ` + mine + `)` + refundsOfWindow(refundShard)
-		}
+        OR o.user_id IS NOT NULL AND ` + theirs + ` AND NOT ` + mine + `)`, shape: orderShape.withOther()}
 	}
-	return `
-SELECT 'payment', o.order_no, '', o.amount_minor, o.currency, o.status,
-       coalesce(o.channel_txn_id, ''), o.paid_at, '', ` + customerColumns(customers) + `
+	return orders, refunds
+}
+
+// keysQueries: $1 keys, $2 channel, $3 day start, $4 day end. A record of
+// the window is left out: the window queries returned it.
+func keysQueries(customers bool) (orders, refunds query) {
+	orders = query{sql: `
+SELECT ` + orderColumns(customers) + `, i.status
   FROM orders o
- WHERE o.channel = $1 AND o.paid_at >= $2 AND o.paid_at < $3` + orderShard + refundsOfWindow(refundShard)
-}
-
-// refundsOfWindow is the refunds' half of windowSQL.
-func refundsOfWindow(refundShard string) string {
-	return `
-UNION ALL
-SELECT 'refund', r.order_no, r.refund_no, r.amount_minor, r.currency, r.status,
-       coalesce(r.channel_refund_id, ''), r.refunded_at, '', ` + noCustomer + `
-  FROM refunds r
- WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3` + refundShard
-}
-
-// keysSQL: $1 order keys, $2 refund keys, $3 channel, $4 day start, $5 day
-// end. A record of the window is left out: the window query returned it.
-func keysSQL(customers bool) string {
-	return `
-SELECT ` + orderColumns(customers) + `
+  LEFT JOIN idempotency_records i ON i.scope = 'payment' AND i.idem_key = o.order_no
  WHERE o.order_no = ANY($1::text[])
-   AND NOT coalesce(o.channel = $3 AND o.paid_at >= $4 AND o.paid_at < $5, false)
-UNION ALL
-SELECT ` + refundColumns + `
- WHERE r.refund_no = ANY($2::text[])
-   AND NOT coalesce(r.channel = $3 AND r.refunded_at >= $4 AND r.refunded_at < $5, false)`
+   AND NOT coalesce(o.channel = $2 AND o.paid_at >= $3 AND o.paid_at < $4, false)`, shape: orderShape.withIdem()}
+	refunds = query{sql: `
+SELECT ` + refundColumns + `, i.status
+  FROM refunds r
+  LEFT JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = r.refund_no
+ WHERE r.refund_no = ANY($1::text[])
+   AND NOT coalesce(r.channel = $2 AND r.refunded_at >= $3 AND r.refunded_at < $4, false)`, shape: refundShape.withIdem()}
+	return orders, refunds
 }
 
 // HasCustomers reports whether the local orders carry the customer
@@ -168,10 +191,13 @@ func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.Busi
 	if err != nil {
 		return 0, err
 	}
-	if shard.Whole() {
-		return db.streamLocal(ctx, channel, day, windowSQL(customers, false), fn, channel, day.Start(), day.End())
+	args := []any{channel, day.Start(), day.End()}
+	if !shard.Whole() {
+		args = append(args, shard.Count, shard.Index)
 	}
-	return db.streamLocal(ctx, channel, day, windowSQL(customers, true), fn, channel, day.Start(), day.End(), shard.Count, shard.Index)
+	orders, refunds := windowQueries(customers, !shard.Whole())
+	orders.args, refunds.args = args, args
+	return db.streamLocal(ctx, channel, day, fn, orders, refunds)
 }
 
 // LoadKeys streams the records with the given keys that are not in the
@@ -179,75 +205,92 @@ func (db *DB) LoadWindow(ctx context.Context, channel string, day reconcile.Busi
 // for the keys of its file the window did not hold.
 func (db *DB) LoadKeys(ctx context.Context, channel string, day reconcile.BusinessDay,
 	orderKeys, refundKeys []string, fn func(*reconcile.LocalRow) error) (int, error) {
-	if len(orderKeys) == 0 && len(refundKeys) == 0 {
-		return 0, nil
-	}
-	// A nil slice would be sent as NULL, and = ANY(NULL) is never true,
-	// which is right, but an empty array says so plainly.
-	if orderKeys == nil {
-		orderKeys = []string{}
-	}
-	if refundKeys == nil {
-		refundKeys = []string{}
-	}
 	customers, err := db.HasCustomers(ctx)
 	if err != nil {
 		return 0, err
 	}
-	return db.streamLocal(ctx, channel, day, keysSQL(customers), fn, orderKeys, refundKeys, channel, day.Start(), day.End())
+	orders, refunds := keysQueries(customers)
+	var qs []query
+	if len(orderKeys) > 0 {
+		orders.args = []any{orderKeys, channel, day.Start(), day.End()}
+		qs = append(qs, orders)
+	}
+	if len(refundKeys) > 0 {
+		refunds.args = []any{refundKeys, channel, day.Start(), day.End()}
+		qs = append(qs, refunds)
+	}
+	return db.streamLocal(ctx, channel, day, fn, qs...)
 }
 
 // pgEpoch is where PostgreSQL's binary timestamps count from.
 var pgEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// streamLocal reads the rows in binary and hands them over without
-// allocating per row: the text columns are the driver's bytes, the amount
-// and the time are decoded from their wire form.
-func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.BusinessDay, sql string,
-	fn func(*reconcile.LocalRow) error, args ...any) (int, error) {
+// streamLocal runs the queries in turn, reads their rows in binary and
+// hands them over without allocating per row: the text columns are the
+// driver's bytes, the numbers and times are decoded from their wire form.
+func (db *DB) streamLocal(ctx context.Context, channel string, day reconcile.BusinessDay,
+	fn func(*reconcile.LocalRow) error, qs ...query) (int, error) {
 	loc := day.Location
 	if loc == nil {
 		loc = time.UTC
 	}
-	args = append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)
-	rows, err := db.pool.Query(ctx, sql, args...)
+	n := 0
+	for _, q := range qs {
+		m, err := db.streamQuery(ctx, q, loc, fn)
+		n += m
+		if err != nil {
+			return n, fmt.Errorf("load local records of %s %s: %w", channel, day, err)
+		}
+	}
+	return n, nil
+}
+
+func (db *DB) streamQuery(ctx context.Context, q query, loc *time.Location, fn func(*reconcile.LocalRow) error) (int, error) {
+	args := append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, q.args...)
+	rows, err := db.pool.Query(ctx, q.sql, args...)
 	if err != nil {
-		return 0, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
+		return 0, interpretError(err)
 	}
 	defer rows.Close()
-	n := 0
-	var r reconcile.LocalRow
+	n, sh := 0, q.shape
+	r := reconcile.LocalRow{Kind: sh.kind}
 	for rows.Next() {
 		v := rows.RawValues()
-		if len(v) != 11 || len(v[3]) != 8 {
-			return n, fmt.Errorf("load local records of %s %s: unexpected row shape", channel, day)
+		if len(v) != sh.width || len(v[sh.amount]) != 8 {
+			return n, errors.New("unexpected row shape")
 		}
-		r.Kind, r.OtherShard = reconcile.KindPayment, string(v[0]) == "other"
-		if string(v[0]) == "refund" {
-			r.Kind = reconcile.KindRefund
+		r.OrderNo, r.Currency, r.Status, r.ChannelTxnID = v[0], v[sh.cur], v[sh.status], v[sh.id]
+		r.Amount = int64(binary.BigEndian.Uint64(v[sh.amount]))
+		r.SettledAt = pgTime(v[sh.at], loc)
+		if sh.refund >= 0 {
+			r.RefundNo = v[sh.refund]
 		}
-		r.OrderNo, r.RefundNo, r.Currency, r.Status, r.ChannelTxnID, r.IdemStatus = v[1], v[2], v[4], v[5], v[6], v[8]
-		r.Amount = int64(binary.BigEndian.Uint64(v[3]))
-		r.SettledAt = time.Time{}
-		if len(v[7]) == 8 {
-			us := int64(binary.BigEndian.Uint64(v[7]))
-			r.SettledAt = pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
+		if sh.idem >= 0 {
+			r.IdemStatus = v[sh.idem]
 		}
-		r.Customer, r.HasCustomer, r.CreatedAt = 0, false, time.Time{}
-		if len(v[9]) == 8 {
-			r.Customer, r.HasCustomer = int64(binary.BigEndian.Uint64(v[9])), true
+		if sh.other >= 0 {
+			r.OtherShard = len(v[sh.other]) == 1 && v[sh.other][0] == 1
 		}
-		if len(v[10]) == 8 {
-			us := int64(binary.BigEndian.Uint64(v[10]))
-			r.CreatedAt = pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
+		if sh.customer >= 0 {
+			r.Customer, r.HasCustomer = 0, len(v[sh.customer]) == 8
+			if r.HasCustomer {
+				r.Customer = int64(binary.BigEndian.Uint64(v[sh.customer]))
+			}
+			r.CreatedAt = pgTime(v[sh.created], loc)
 		}
 		n++
 		if err := fn(&r); err != nil {
 			return n, err
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return n, fmt.Errorf("load local records of %s %s: %w", channel, day, interpretError(err))
+	return n, interpretError(rows.Err())
+}
+
+// pgTime decodes a binary timestamptz; NULL is the zero time.
+func pgTime(v []byte, loc *time.Location) time.Time {
+	if len(v) != 8 {
+		return time.Time{}
 	}
-	return n, nil
+	us := int64(binary.BigEndian.Uint64(v))
+	return pgEpoch.Add(time.Duration(us) * time.Microsecond).In(loc)
 }

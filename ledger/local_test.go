@@ -165,8 +165,10 @@ func TestLoadLocalUsesIndexes(t *testing.T) {
 		sql  string
 		args []any
 	}{
-		{ledger.WindowSQL, []any{"wechatpay", start, end}},
-		{ledger.KeysSQL, []any{[]string{"O-1"}, []string{"R-1"}, "wechatpay", start, end}},
+		{ledger.WindowOrders.SQL(), []any{"wechatpay", start, end}},
+		{ledger.WindowRefunds.SQL(), []any{"wechatpay", start, end}},
+		{ledger.KeysOrders.SQL(), []any{[]string{"O-1"}, "wechatpay", start, end}},
+		{ledger.KeysRefunds.SQL(), []any{[]string{"R-1"}, "wechatpay", start, end}},
 	} {
 		rows, err := tx.Query(ctx, `EXPLAIN `+q.sql, q.args...)
 		if err != nil {

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"reconcile"
 )
 
@@ -19,42 +21,40 @@ import (
 // our refund number that nothing linked).
 const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized')`
 
-// orderRefundsSQL: $1 channel, $2 day start, $3 day end, $4 the orders to
-// answer for in any case, $5 the business date, $6 shards, $7 this shard
-// ($6 = 1: every order), $8 whether the orders of the day's refunds are
-// asked about too. Of those it answers only where something can be wrong: more than one refund, a refund
-// larger than the order, or a refund an earlier night's file alone knew.
-// The refunds of the touched orders are read once, counted by order with
-// a window, and only then filtered: a subquery per refund would be run
-// for every order of the table.
-var orderRefundsSQL = `
+// dayCasesSQL: $1 channel, $2 day start, $3 day end, $4 the business
+// date, $5 shards, $6 this shard ($5 = 1: every order). The orders of the
+// day's local refunds with more than one refund, or with a refund an
+// earlier night's file alone knew: found from the refunds and findings
+// alone. A single refund larger than its order is the one case that needs
+// the order, and the matcher checks it against the order it holds
+// (matcher.RefundOrders), so the day's refunds are not joined with a
+// table of millions of orders: that join was a scan of the whole orders
+// index, seconds of the server's time while the file is read.
+var dayCasesSQL = `
 WITH touched AS (
-    SELECT r.order_no FROM refunds r
-     WHERE $8 AND r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
-    UNION
-    SELECT unnest($4::text[])
-), remembered AS (
-    SELECT DISTINCT f.order_no FROM findings f
-     WHERE f.channel = $1 AND f.kind = 'refund' AND f.category IN ` + rowCategories + `
-       AND f.business_date < $5 AND f.state <> 'SUPERSEDED' AND f.order_no IS NOT NULL
-), cases AS (
-    SELECT o.order_no, o.amount_minor AS paid, o.currency AS paid_currency, o.status AS order_status,
-           coalesce(o.channel_txn_id, '') AS order_txn,
-           x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, '') AS refund_id,
-           x.refunded_at,
-           count(x.refund_no) OVER (PARTITION BY o.order_no) AS refunds,
-           max(x.amount_minor) OVER (PARTITION BY o.order_no) AS largest
-      FROM touched t
-      JOIN orders o ON o.order_no = t.order_no
-      LEFT JOIN refunds x ON x.order_no = o.order_no
-     WHERE $6::bigint = 1 OR ` + shardSQL("o.order_no", "$6::bigint") + ` = $7
+    SELECT DISTINCT r.order_no FROM refunds r
+     WHERE r.channel = $1 AND r.refunded_at >= $2 AND r.refunded_at < $3
+       AND ($5::bigint = 1 OR ` + shardSQL("r.order_no", "$5::bigint") + ` = $6)
 )
-SELECT c.order_no, c.paid, c.paid_currency, c.order_status, c.order_txn,
-       c.refund_no, c.amount_minor, c.currency, c.status, c.refund_id, c.refunded_at
-  FROM cases c
- WHERE c.refunds > 1 OR c.largest > c.paid OR c.order_no = ANY($4::text[])
-    OR c.order_no IN (SELECT order_no FROM remembered)
- ORDER BY c.order_no, c.refund_no`
+SELECT x.order_no FROM refunds x JOIN touched t ON t.order_no = x.order_no
+ GROUP BY x.order_no HAVING count(*) > 1
+UNION
+SELECT t.order_no FROM touched t
+ WHERE t.order_no IN (
+    SELECT f.order_no FROM findings f
+     WHERE f.channel = $1 AND f.kind = 'refund' AND f.category IN ` + rowCategories + `
+       AND f.business_date < $4 AND f.state <> 'SUPERSEDED' AND f.order_no IS NOT NULL)`
+
+// orderRefundsSQL: $1 the orders, $2 shards, $3 this shard. Each order
+// with every local refund of it, whatever its date and status.
+var orderRefundsSQL = `
+SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
+       x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, ''), x.refunded_at
+  FROM orders o
+  LEFT JOIN refunds x ON x.order_no = o.order_no
+ WHERE o.order_no = ANY($1::text[])
+   AND ($2::bigint = 1 OR ` + shardSQL("o.order_no", "$2::bigint") + ` = $3)
+ ORDER BY o.order_no, x.refund_no`
 
 // earlierRefundsSQL: $1 channel, $2 orders, $3 the business date. The
 // refund rows earlier nights' findings remember, and the cases they told
@@ -69,36 +69,46 @@ SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn
  ORDER BY f.order_no, f.occurred_at`
 
 // DayOrderRefunds streams, for the orders of the channel's local refunds
-// of the day where something can be wrong (more than one refund, one
-// larger than the order, a refund only an earlier night's file knew), the
+// of the day where something can be wrong whatever tonight's file says
+// (more than one refund, a refund only an earlier night's file knew), the
 // order with every local refund of it and the refund rows of earlier
 // nights that no local record confirmed. It needs nothing of the file,
 // so a run asks it while the file is read. Of a shard, only the orders the
 // shard owns.
 func (db *DB) DayOrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
 	fn func(reconcile.OrderRefunds) error) error {
-	return db.orderRefunds(ctx, channel, day, shard, []string{}, true, fn)
+	count, index := shardArgs(shard)
+	rows, err := db.pool.Query(ctx, dayCasesSQL, channel, day.Start(), day.End(), dateOf(day), count, index)
+	if err != nil {
+		return fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
+	}
+	orders, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
+	}
+	return db.OrderRefunds(ctx, channel, day, shard, orders, fn)
+}
+
+// shardArgs are a shard's count and index as the queries take them: 1
+// and 0 for every order.
+func shardArgs(shard reconcile.Shard) (count, index int) {
+	if shard.Whole() {
+		return 1, 0
+	}
+	return shard.Count, shard.Index
 }
 
 // OrderRefunds is DayOrderRefunds for the given orders, whatever they
 // show: the orders of tonight's refund rows whose refund is not one of
-// the day's records (matcher.RefundOrders).
+// the day's records, or that the matcher cannot vouch for
+// (matcher.RefundOrders).
 func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
 	orders []string, fn func(reconcile.OrderRefunds) error) error {
 	if len(orders) == 0 {
 		return nil
 	}
-	return db.orderRefunds(ctx, channel, day, shard, orders, false, fn)
-}
-
-func (db *DB) orderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
-	orders []string, withDay bool, fn func(reconcile.OrderRefunds) error) error {
-	count, index := 1, 0
-	if !shard.Whole() {
-		count, index = shard.Count, shard.Index
-	}
-	date := dateOf(day)
-	rows, err := db.pool.Query(ctx, orderRefundsSQL, channel, day.Start(), day.End(), orders, date, count, index, withDay)
+	count, index := shardArgs(shard)
+	rows, err := db.pool.Query(ctx, orderRefundsSQL, orders, count, index)
 	if err != nil {
 		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 	}

@@ -18,13 +18,24 @@ import (
 // one refund, or one larger than the order), and for every order of a
 // refund row tonight that the day's local records did not hold.
 
-// RefundOrders returns the orders of tonight's refund rows whose local
-// refund is not one of the day's records: refunds the ledger cannot find
-// through the day's window, whose orders it must be asked about by name.
+// RefundOrders returns the orders the ledger must be asked about by name:
+// those of tonight's refund rows whose local refund is not one of the
+// day's records (refunds it cannot find through the day's window), and
+// those of the day's refunds that the index cannot vouch for. Asked about
+// the day's refunds, the ledger answers only for orders with more than
+// one refund (DayOrderRefunds); a single refund is in order when the
+// index holds its order's record for at least as much, and otherwise the
+// order is named here.
 func (m *Matcher) RefundOrders() []string {
 	m.flush()
 	seen := map[string]bool{}
 	var out []string
+	name := func(order string) {
+		if order != "" && !seen[order] {
+			seen[order] = true
+			out = append(out, order)
+		}
+	}
 	for gi := range m.groups {
 		g := &m.groups[gi]
 		if g.kind != refundCode {
@@ -33,25 +44,41 @@ func (m *Matcher) RefundOrders() []string {
 		// The ledger finds a plain match through the day's records; a
 		// refund whose record is of another day, or whose row says
 		// another amount or outcome, it is asked about by name.
+		order := m.arena.bytes(m.rows[g.first].order)
 		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) && m.plainMatch(int32(gi)) {
-			continue
+			if l := &m.locals[g.local]; m.holdsOrderFor(order, l.amount, l.cur) {
+				continue
+			}
 		}
-		order := m.arena.str(m.rows[g.first].order)
-		if order != "" && !seen[order] {
-			seen[order] = true
-			out = append(out, order)
+		name(string(order))
+	}
+	for _, rec := range m.unseen { // the day's refunds without a row tonight
+		if rec.Kind == reconcile.KindRefund && !m.holdsOrderFor([]byte(rec.OrderNo), rec.Amount, curOf(rec.Currency)) {
+			name(rec.OrderNo)
 		}
 	}
 	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.context} {
 		for _, tx := range rows {
-			if tx.OrderNo != "" && !seen[tx.OrderNo] {
-				seen[tx.OrderNo] = true
-				out = append(out, tx.OrderNo)
-			}
+			name(tx.OrderNo)
 		}
 	}
 	sort.Strings(out)
 	return out
+}
+
+// holdsOrderFor reports whether the index holds the local record of the
+// order, paid at least amount in cur: a single refund of that much can
+// be no refund past what was paid.
+func (m *Matcher) holdsOrderFor(order []byte, amount int64, cur [3]byte) bool {
+	if len(order) == 0 {
+		return false
+	}
+	gi := m.lookupHashedBytes(paymentCode, order, m.tab.hash(paymentCode, order))
+	if gi < 0 || m.groups[gi].local < 0 {
+		return false
+	}
+	l := &m.locals[m.groups[gi].local]
+	return l.cur == cur && l.amount >= amount
 }
 
 // AddOrderRefunds takes what the ledger knows of an order a refund
@@ -251,8 +278,12 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 	for _, r := range refunds {
 		f.Related = append(f.Related, r.describe())
 	}
-	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %d refunds: %s more than was paid. Refund %s took it past the order's amount.",
-		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), len(refunds),
+	count := fmt.Sprintf("%d refunds", len(refunds))
+	if len(refunds) == 1 {
+		count = "1 refund"
+	}
+	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %s: %s more than was paid. Refund %s took it past the order's amount.",
+		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), count,
 		money(total-order.Amount, order.Currency), last.name())
 	return f
 }

@@ -276,3 +276,32 @@ func TestNewKeysInFourShards(t *testing.T) {
 		}
 	}
 }
+
+// TestOneRefundPastWhatWasPaid: a single refund of the day larger than
+// its order is over_refund whichever way the run learns of it: the order
+// in tonight's file (the matcher holds its record), the order paid on an
+// earlier day (asked about by name), or the refund missing from the file.
+// A single refund within its order is a plain match.
+func TestOneRefundPastWhatWasPaid(t *testing.T) {
+	_, dsn := dbWith(t, `
+INSERT INTO orders (order_no, user_id, amount_minor, currency, status, channel, channel_txn_id, created_at, paid_at) VALUES
+  ('YL1', 31, 5000, 'CNY', 'REFUNDED', 'shop', 'U1', '2026-11-28 08:00:00+00', '2026-11-28 08:00:01+00'),
+  ('YL2', 32, 5000, 'CNY', 'REFUNDED', 'shop', 'U2', '2026-11-20 08:00:00+00', '2026-11-20 08:00:01+00'),
+  ('YL3', 33, 5000, 'CNY', 'REFUNDED', 'shop', 'U3', '2026-11-20 08:00:00+00', '2026-11-20 08:00:01+00'),
+  ('YL4', 34, 5000, 'CNY', 'REFUNDING', 'shop', 'U4', '2026-11-28 08:00:00+00', '2026-11-28 08:00:02+00');
+INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at) VALUES
+  ('YR1', 'YL1', 8000, 'CNY', 'SUCCEEDED', 'shop', 'RU1', '2026-11-28 10:00:00+00'),
+  ('YR2', 'YL2', 8000, 'CNY', 'SUCCEEDED', 'shop', 'RU2', '2026-11-28 10:00:00+00'),
+  ('YR3', 'YL3', 8000, 'CNY', 'SUCCEEDED', 'shop', 'RU3', '2026-11-28 10:00:00+00'),
+  ('YR4', 'YL4', 3000, 'CNY', 'SUCCEEDED', 'shop', 'RU4', '2026-11-28 10:00:00+00');`)
+	c := newCLI(nil)
+	checkNight(t, c, dsn, "2026-11-28", `payment,YL1,,U1,50.00,CNY,2026-11-28T08:00:01Z
+refund,YL1,YR1,RU1,80.00,CNY,2026-11-28T10:00:00Z
+refund,YL2,YR2,RU2,80.00,CNY,2026-11-28T10:00:00Z
+payment,YL4,,U4,50.00,CNY,2026-11-28T08:00:02Z
+refund,YL4,YR4,RU4,30.00,CNY,2026-11-28T10:00:00Z
+`,
+		map[string]int{"matched": 5, "over_refund": 3, "missing_channel": 1},
+		"over_refund|YL1|YR1|RU1|", "over_refund|YL2|YR2|RU2|", "over_refund|YL3|YR3|",
+		"Order YL1 was paid 50.00 CNY and has been refunded 80.00 CNY in 1 refund: 30.00 CNY more than was paid.")
+}

@@ -237,6 +237,16 @@ func (r *LocalRow) Record() LocalRecord {
 	}
 }
 
+// Row is the record as a LocalRow, its text in slices of its own.
+func (r LocalRecord) Row() LocalRow {
+	return LocalRow{
+		Kind: r.Kind, OrderNo: []byte(r.OrderNo), RefundNo: []byte(r.RefundNo),
+		ChannelTxnID: []byte(r.ChannelTxnID), Currency: []byte(r.Currency), Status: []byte(r.Status),
+		IdemStatus: []byte(r.IdemStatus), Amount: r.Amount, SettledAt: r.SettledAt,
+		Customer: r.Customer, HasCustomer: r.HasCustomer, CreatedAt: r.CreatedAt,
+	}
+}
+
 // OrderRefunds is what is known of one order that a refund touches
 // tonight, apart from tonight's file: the order, every local refund of it
 // whatever its date and status, and the refund rows of earlier nights'

@@ -129,7 +129,14 @@ func (m *Matcher) flushLocals() {
 	}
 	m.batch.sink = sum
 	for i := range b {
-		if !m.attach(&b[i].rec, b[i].h) {
+		switch {
+		case m.attach(&b[i].rec, b[i].h):
+		case m.interleaved && isKeyed(b[i].rec.Kind):
+			// Its rows may be still to come: it is counted when it meets
+			// them, or none (RowsDone).
+			m.early = append(m.early, b[i].rec.Record())
+			m.localRows--
+		default:
 			m.keepUnseen(b[i].rec.Record())
 		}
 		b[i] = pendingLocal{}

@@ -166,14 +166,24 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 
 // pairable reports whether a local record that attaches to group gi is
 // an order rule 10 looks at: paid, with a customer of the run's, and
-// settled by a row of tonight's file. Every row is in when the local
-// records come, so it is decided once, as the record attaches.
+// settled by a row of tonight's file. It is decided as the record
+// attaches, when every row is in; a record that attaches while the file
+// is still being read is decided again once it is (RowsDone).
 func (m *Matcher) pairable(gi int32, l *localRow) bool {
-	if l.kind != paymentCode || !l.hasCustomer || localOutcome(m.words[l.status]) != reconcile.StatusSuccess ||
-		!m.opts.Shard.HasCustomer(l.customer) {
-		return false
-	}
-	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
+	return m.mayPair(l) && m.settledRow(m.groups[gi].first)
+}
+
+// mayPair reports whether the record itself is one rule 10 looks at:
+// a paid order with a customer of the run's.
+func (m *Matcher) mayPair(l *localRow) bool {
+	return l.kind == paymentCode && l.hasCustomer && localOutcome(m.words[l.status]) == reconcile.StatusSuccess &&
+		m.opts.Shard.HasCustomer(l.customer)
+}
+
+// settledRow reports whether a row of the group whose first row is first
+// says the channel settled it.
+func (m *Matcher) settledRow(first int32) bool {
+	for ri := first; ri >= 0; ri = m.rows[ri].next {
 		if statusCodes[m.rows[ri].status] == reconcile.StatusSuccess {
 			return true
 		}

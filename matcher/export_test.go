@@ -16,12 +16,8 @@ func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
 // AddLocal is AddLocalRow for a record held as a value, as tests write
 // them.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
-	m.queueLocal(&reconcile.LocalRow{
-		Kind: rec.Kind, OrderNo: []byte(rec.OrderNo), RefundNo: []byte(rec.RefundNo),
-		ChannelTxnID: []byte(rec.ChannelTxnID), Currency: []byte(rec.Currency), Status: []byte(rec.Status),
-		IdemStatus: []byte(rec.IdemStatus), Amount: rec.Amount, SettledAt: rec.SettledAt,
-		Customer: rec.Customer, HasCustomer: rec.HasCustomer, CreatedAt: rec.CreatedAt,
-	})
+	r := rec.Row()
+	m.queueLocal(&r)
 }
 
 // EncodeMemory returns the memory blob of a night's rows, without a

@@ -48,6 +48,10 @@ var kindCodes = []reconcile.Kind{paymentCode: reconcile.KindPayment, refundCode:
 
 func kindOf(code uint8) reconcile.Kind { return kindCodes[code] }
 
+// isKeyed reports whether rows of the kind are indexed by key: payments
+// and refunds.
+func isKeyed(k reconcile.Kind) bool { return k == reconcile.KindPayment || k == reconcile.KindRefund }
+
 // codeOfKind is the code of a payment or a refund; callers keep other
 // kinds out of the index.
 func codeOfKind(k reconcile.Kind) uint8 {

@@ -116,9 +116,15 @@ type Matcher struct {
 	sorted, unseenSorted []byte
 	memoryReady          bool
 	big                  *mappings // the arrays above allocated outside the heap
-	rowCount             int
-	batchRows            int
-	localRows            int
+	// While the file is still being read (Interleave until RowsDone), a
+	// local record whose key has no row yet waits in early, and an order
+	// whose rows do not yet say it settled waits in recheck (rule 10).
+	interleaved bool
+	early       []reconcile.LocalRecord
+	recheck     []int32
+	rowCount    int
+	batchRows   int
+	localRows   int
 }
 
 // New returns a matcher for the business day.
@@ -244,6 +250,43 @@ func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 	m.queueLocal(r)
 }
 
+// Interleave lets local records come while the file is still being read
+// (AddLocalRow between AddRow calls), until RowsDone: the day's window of
+// local records then streams beside the parse instead of after it. A
+// record whose key has no row yet is held until the rows are all in.
+func (m *Matcher) Interleave() { m.interleaved = true }
+
+// Early is the number of local records held for rows still to come.
+func (m *Matcher) Early() int { return len(m.early) }
+
+// RowsDone says every row of the file is in, the refunds without our
+// refund number resolved (ResolveRefunds) among them: the records held
+// meet their rows, or none, and the orders that attached before all their
+// rows were in are looked at again for rule 10.
+func (m *Matcher) RowsDone() {
+	if !m.interleaved {
+		return
+	}
+	m.interleaved = false
+	early := m.early
+	m.early = nil
+	for _, e := range early {
+		r := e.Row()
+		m.queueLocal(&r)
+	}
+	m.flushLocals()
+	for _, li := range m.recheck {
+		if l := &m.locals[li]; m.settledRow(l.row) {
+			l.pairable = true
+			if m.pairs.words == nil {
+				m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
+			}
+			m.pairs.add(l.customer, l.amount, l.cur, 1)
+		}
+	}
+	m.recheck = nil
+}
+
 // AddContextRow takes a row of another shard's key that a case of this
 // shard needs: a refund of an order of this shard, under a refund number
 // of another. It is counted in its order's refunds, not matched.
@@ -266,7 +309,7 @@ func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction) {
 // channel id and order number nearly always are.
 func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	m.localRows++
-	if r.Kind != reconcile.KindPayment && r.Kind != reconcile.KindRefund {
+	if !isKeyed(r.Kind) {
 		return false
 	}
 	kind := codeOfKind(r.Kind)
@@ -289,10 +332,13 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
 		customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
 	}
-	if l.pairable = m.pairable(gi, &l); l.pairable {
-		// Counted as it attaches, while the record is at hand.
+	if l.pairable = m.pairable(gi, &l); !l.pairable && m.interleaved && m.mayPair(&l) {
+		m.recheck = append(m.recheck, int32(len(m.locals))) // a later row may settle it
+	} else if l.pairable {
+		// Counted as it attaches, while the record is at hand; the counters
+		// are sized for the file, whose rows may not all be in yet.
 		if m.pairs.words == nil {
-			m.pairs = m.newPairCounters(len(m.groups))
+			m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
 		}
 		m.pairs.add(l.customer, l.amount, l.cur, 1)
 	}

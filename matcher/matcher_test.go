@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -66,6 +67,25 @@ func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.C
 	for _, l := range locals {
 		m.AddLocal(l)
 	}
+	return m.Classify()
+}
+
+// runInterleaved is run with the local records streamed before the rows
+// are all in, as a run reads the day's window beside the file: every
+// record first, then the rows.
+func runInterleaved(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.Classification {
+	m := matcher.New(day, matcher.Options{})
+	m.Interleave()
+	for i, l := range locals {
+		m.AddLocal(l)
+		if i < len(rows) {
+			m.AddRow(rows[i]) // and some rows between them
+		}
+	}
+	for i := len(locals); i < len(rows); i++ {
+		m.AddRow(rows[i])
+	}
+	m.RowsDone()
 	return m.Classify()
 }
 
@@ -275,6 +295,9 @@ func TestClassify(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			res := run(tt.rows, tt.locals)
 			got := briefs(res.Findings)
+			if inter := runInterleaved(tt.rows, tt.locals); !reflect.DeepEqual(inter, res) {
+				t.Errorf("records streamed beside the rows: got %+v, want what one after the other gives, %+v", inter, res)
+			}
 			if len(got) != len(tt.want) {
 				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
 			}

@@ -1,6 +1,7 @@
 package matcher_test
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -38,15 +39,47 @@ type night struct {
 	remembered []reconcile.Transaction
 }
 
+// classify classifies the night as a run does, and checks that a run
+// streaming the day's window beside the file finds the same.
 func (n night) classify(t *testing.T) matcher.Classification {
+	t.Helper()
+	c := n.classifyAs(t, false)
+	if inter := n.classifyAs(t, true); !reflect.DeepEqual(inter, c) {
+		t.Errorf("the window streamed beside the file: got %+v, want what one after the other gives, %+v", inter, c)
+	}
+	return c
+}
+
+// classifyAs classifies the night, with the day's window of local
+// records read after the file, or beside it (interleaved: the window's
+// records first, a row between each, then the rest of the rows).
+func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification {
 	t.Helper()
 	d, err := reconcile.NewBusinessDay(n.date, shanghai)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m := matcher.New(d, n.opts)
+	var window []reconcile.LocalRecord
+	for _, rec := range append(slices.Clone(n.orders), n.refunds...) {
+		if d.Contains(rec.SettledAt) {
+			window = append(window, rec)
+		}
+	}
 	keys := map[string]bool{}
-	for _, r := range n.rows {
+	rows := n.rows
+	if interleaved {
+		m.Interleave()
+		for _, rec := range window {
+			m.AddLocal(rec)
+			if len(rows) > 0 {
+				m.AddRow(rows[0])
+				keys[string(rows[0].Kind)+rows[0].Key()] = true
+				rows = rows[1:]
+			}
+		}
+	}
+	for _, r := range rows {
 		m.AddRow(r)
 		keys[string(r.Kind)+r.Key()] = true
 	}
@@ -72,8 +105,11 @@ func (n night) classify(t *testing.T) matcher.Classification {
 		}
 	}
 	// The day's window, and the records of tonight's keys.
+	if interleaved {
+		m.RowsDone()
+	}
 	for _, rec := range append(slices.Clone(n.orders), n.refunds...) {
-		if d.Contains(rec.SettledAt) || keys[string(rec.Kind)+rec.Key()] {
+		if !interleaved && d.Contains(rec.SettledAt) || !d.Contains(rec.SettledAt) && keys[string(rec.Kind)+rec.Key()] {
 			m.AddLocal(rec)
 		}
 	}
@@ -475,5 +511,51 @@ func TestFees(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInterleavedOrderSettledByALaterRow: streamed beside the file, an
+// order's record can attach while only a row saying the payment is still
+// processing is in; the row that says it settled comes later. Rule 10
+// looks at it all the same once the rows are all in.
+func TestInterleavedOrderSettledByALaterRow(t *testing.T) {
+	xk2 := customerOrder("XK2", 9, 5000, "2026-11-28 12:00:00.000")
+	xk3 := customerOrder("XK3", 9, 5000, "2026-11-28 12:00:00.040")
+	processing := rowOf(xk2)
+	processing.Status, processing.ChannelTxnID = reconcile.StatusProcessing, "T-first"
+	d, err := reconcile.NewBusinessDay("2026-11-28", shanghai)
+	if err != nil {
+		t.Fatal(err)
+	}
+	classify := func(interleaved bool) []string {
+		m := matcher.New(d, windows)
+		rows := []reconcile.Transaction{processing, rowOf(xk2), rowOf(xk3)}
+		if interleaved {
+			m.Interleave()
+			m.AddRow(rows[0])
+			m.AddLocal(xk2) // only the processing row is in
+			m.AddLocal(xk3) // no row yet: held
+			m.AddRow(rows[1])
+			m.AddRow(rows[2])
+			m.RowsDone()
+		} else {
+			for _, r := range rows {
+				m.AddRow(r)
+			}
+			m.AddLocal(xk2)
+			m.AddLocal(xk3)
+		}
+		var got []string
+		for _, f := range m.Classify().Findings {
+			got = append(got, string(f.Category)+" "+f.Key())
+		}
+		return got
+	}
+	want := classify(false)
+	if !slices.Contains(want, "suspected_duplicate_payment XK3") {
+		t.Fatalf("one after the other: got %q, want a suspected_duplicate_payment of XK3", want)
+	}
+	if got := classify(true); !slices.Equal(got, want) {
+		t.Errorf("interleaved: got %q, want %q", got, want)
 	}
 }

@@ -35,6 +35,8 @@ type night struct {
 	log      *slog.Logger
 
 	m       *matcher.Matcher
+	beside  *beside     // what the parse shares with the window read beside it
+	window  *aside[int] // the day's window of local records, read while the file is parsed
 	found   matcher.Classification
 	memory  []byte // the file's rows as memory records, once m is done with
 	res     *reconcile.Result
@@ -139,6 +141,9 @@ func (n *night) close() {
 	if n.laterCases != nil {
 		n.laterCases.stop()
 	}
+	if n.window != nil {
+		n.window.stop()
+	}
 	if n.reports != nil {
 		n.reports.Close()
 	}
@@ -163,13 +168,30 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 }
 
 // parse reads the settlement file into the matcher's index: the rows of
-// the run's shard, the file checked to be the one fingerprinted.
+// the run's shard, the file checked to be the one fingerprinted. The
+// day's window of local records is read beside it (window.go).
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows,
 		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard})
+	n.m.Interleave()
+	b := newBeside(spec.expectRows)
+	n.beside = b
+	n.window = startAside(ctx, n.streamWindow)
 	var rows int64
+	held := false // the matcher's lock, taken for windowBatch rows at a time
 	info, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
+		if !held {
+			b.mu.Lock()
+			held = true
+		}
+		defer func() {
+			if rows%windowBatch == 0 {
+				b.mu.Unlock()
+				held = false
+			}
+		}()
+		b.reach(tx.OccurredAt)
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}
@@ -187,6 +209,10 @@ func (n *night) parse(ctx context.Context) error {
 			n.m.AddSettledElsewhere(tx)
 		}
 	})
+	if held {
+		b.mu.Unlock()
+	}
+	close(b.fileRead)
 	if err != nil {
 		return err
 	}
@@ -198,40 +224,44 @@ func (n *night) parse(ctx context.Context) error {
 	return nil
 }
 
-// loadLocal streams the local records past the index: the window of the
-// business date, then the records of keys the file names outside it.
+// loadLocal finishes the local records: the rest of the day's window,
+// once the refund rows without our refund number have it, then the
+// records of keys the file names outside the window.
 func (n *night) loadLocal(ctx context.Context) error {
-	spec, db, progress := n.spec, n.db, n.progress
+	spec, db, b := n.spec, n.db, n.beside
 	// Refund rows without our refund number get it from our records by
-	// the channel's refund id, before any record is streamed past them.
-	linked, err := db.RefundsByChannelID(ctx, spec.Channel, n.m.UnkeyedRefunds())
+	// the channel's refund id; then the rows are all in, and the records
+	// that came before theirs meet them.
+	b.mu.Lock()
+	unkeyed := n.m.UnkeyedRefunds()
+	b.mu.Unlock()
+	linked, err := db.RefundsByChannelID(ctx, spec.Channel, unkeyed)
 	if err != nil {
 		return err
 	}
+	b.mu.Lock()
 	n.m.ResolveRefunds(linked, spec.Shard.Owns, spec.Shard.Has)
-	// Earlier nights are merged by key hash: tonight's keys are listed so
-	// now, while the local records do not yet take their memory.
+	n.m.RowsDone()
+	b.mu.Unlock()
+	read, err := n.window.wait()
+	if err != nil {
+		return err
+	}
+	// Earlier nights are merged by key hash: tonight's keys are listed.
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {
 		return err
 	} else if remembers {
 		n.m.SortKeys()
 	}
-	var read int64
-	add := func(r *reconcile.LocalRow) error {
-		n.m.AddLocalRow(r)
-		if read++; read%terminal.Every == 0 {
-			progress.Rows(read)
-		}
-		return nil
-	}
-	if _, err := db.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, add); err != nil {
-		return err
-	}
 	orders, refunds := n.m.LocalKeys()
-	if _, err := db.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, add); err != nil {
+	more, err := db.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, func(r *reconcile.LocalRow) error {
+		n.m.AddLocalRow(r)
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	progress.Rows(read)
+	n.progress.Rows(int64(read + more))
 	return nil
 }
 

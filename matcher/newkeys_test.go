@@ -113,14 +113,43 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 			m.AddLocal(rec)
 		}
 	}
-	// The orders a refund touches: the ledger answers for the day's
-	// refunds' orders and for those it is asked about.
+	n.answerRefunds(m, d)
+	// A customer's orders settled on earlier nights near tonight's early
+	// ones, as the ledger finds them.
+	if n.remembered != nil {
+		if err := m.AddMemory(d.Start().AddDate(0, 0, -1), matcher.EncodeMemory(n.remembered)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range m.EarlyOrders() {
+		for _, o := range n.orders {
+			apart := o.CreatedAt.Sub(e.CreatedAt).Abs()
+			if o.HasCustomer && o.Customer == e.Customer && o.OrderNo != e.OrderNo && apart <= n.opts.PaymentWindow &&
+				o.Settled() && o.SettledAt.Before(d.Start().Add(n.opts.Grace)) {
+				m.AddEarlierOrder(o)
+			}
+		}
+	}
+	return m.Classify()
+}
+
+// answerRefunds gives the matcher what the ledger knows of the orders a
+// refund touches, as DayOrderRefunds and OrderRefunds answer: for the
+// orders of the day's refunds with more than one refund or a row an
+// earlier night's file alone knew, and for those it is asked about.
+func (n night) answerRefunds(m *matcher.Matcher, d reconcile.BusinessDay) {
 	touched := map[string]bool{}
 	for _, o := range m.RefundOrders() {
 		touched[o] = true
 	}
+	refunds := map[string]int{}
 	for _, r := range n.refunds {
-		if d.Contains(r.SettledAt) {
+		refunds[r.OrderNo]++
+	}
+	for _, r := range n.refunds {
+		if d.Contains(r.SettledAt) && (refunds[r.OrderNo] > 1 || slices.ContainsFunc(n.earlier, func(e reconcile.Transaction) bool {
+			return e.OrderNo == r.OrderNo
+		})) {
 			touched[r.OrderNo] = true
 		}
 	}
@@ -141,23 +170,6 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 		}
 		m.AddOrderRefunds(or)
 	}
-	// A customer's orders settled on earlier nights near tonight's early
-	// ones, as the ledger finds them.
-	if n.remembered != nil {
-		if err := m.AddMemory(d.Start().AddDate(0, 0, -1), matcher.EncodeMemory(n.remembered)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, e := range m.EarlyOrders() {
-		for _, o := range n.orders {
-			apart := o.CreatedAt.Sub(e.CreatedAt).Abs()
-			if o.HasCustomer && o.Customer == e.Customer && o.OrderNo != e.OrderNo && apart <= n.opts.PaymentWindow &&
-				o.Settled() && o.SettledAt.Before(d.Start().Add(n.opts.Grace)) {
-				m.AddEarlierOrder(o)
-			}
-		}
-	}
-	return m.Classify()
 }
 
 func paidOrder(no string, amount int64, paid string) reconcile.LocalRecord {

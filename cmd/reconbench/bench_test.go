@@ -90,11 +90,7 @@ func TestBaselineCountsEqualPlanted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dsn)
 	orders, refunds, idem, err := LoadLocal(ctx, conn, tiny, "shop")
 	if err != nil {
 		t.Fatal(err)
@@ -325,11 +321,7 @@ func TestEarlierNightsAllMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
+	conn := connect(t, dsn)
 	if _, _, _, err := LoadLocal(ctx, conn, spec, "shop"); err != nil {
 		t.Fatal(err)
 	}
@@ -567,4 +559,15 @@ func TestSummarize(t *testing.T) {
 			}
 		})
 	}
+}
+
+// connect opens a connection to dsn for the test, closed when it ends.
+func connect(t *testing.T, dsn string) *pgx.Conn {
+	t.Helper()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
 }

@@ -117,6 +117,9 @@ func (m *Matcher) flushLocals() {
 	if len(b) == 0 {
 		return
 	}
+	// Rows indexed since (ResolveRefunds indexes some while records wait)
+	// are linked first: a record meets every row added before it.
+	m.flushRows()
 	var sum uint64
 	for i := range b {
 		sum += m.slot(b[i].h)

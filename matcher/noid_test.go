@@ -141,3 +141,30 @@ func TestVanishedRowWithoutChannelID(t *testing.T) {
 		})
 	}
 }
+
+// TestInterleavedRefundWithoutOurNumber: streamed beside the file, our
+// record of a refund the file gives no refund number can come while the
+// row waits for ResolveRefunds; it meets the row once that resolves it,
+// whether it came before the file was read or after.
+func TestInterleavedRefundWithoutOurNumber(t *testing.T) {
+	row := refund("O1", "", "RE1", 30, "10:00")
+	rec := localRefund("O1", "R1", "SUCCEEDED", 30, "10:00")
+	rec.ChannelTxnID = "RE1"
+	for _, before := range []bool{true, false} {
+		m := matcher.New(day, matcher.Options{})
+		m.Interleave()
+		if before {
+			m.AddLocal(rec) // held: no row has its key yet
+		}
+		m.AddRow(row)
+		if !before {
+			m.AddLocal(rec) // queued while the row waits for its number
+		}
+		m.ResolveRefunds([]reconcile.LocalRecord{rec}, func(reconcile.Transaction) bool { return true }, func(string) bool { return true })
+		m.RowsDone()
+		c := m.Classify()
+		if c.Counts[reconcile.Matched] != 1 || len(c.Findings) != 0 {
+			t.Errorf("record before the row %v: counts %v, findings %+v; want one match", before, c.Counts, c.Findings)
+		}
+	}
+}

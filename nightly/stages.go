@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
+	"sync"
 	"time"
 
 	"reconcile"
@@ -50,7 +52,52 @@ type night struct {
 	// laterCases is the rest of it, asked once the local records are in
 	// and answered while the memory is read.
 	laterCases *aside[related]
+	// restoreGC sets the collector back to its pace once the records are
+	// in (readingGC).
+	restoreGC func()
 }
+
+// readingGC makes the collector run readingGCFactor times rarer while
+// the file and the window are read, and returns what sets it back. The
+// heap then holds only rows in flight, the index living outside it
+// (matcher/bigslice.go): paced by a heap of a few megabytes, the
+// collector ran many times a second. From the matching on, the heap
+// holds findings and the workbook, and the usual pace keeps the peak
+// near what is live. The pace is the process's: nights read at once
+// (a scheduler's channels) share one slower pace, set back when the last
+// of them is done. A collector turned off (GOGC=off) is left off.
+func readingGC() func() {
+	gcPace.Lock()
+	defer gcPace.Unlock()
+	if gcPace.readers == 0 {
+		gcPace.usual = debug.SetGCPercent(-1)
+		if gcPace.usual > 0 {
+			debug.SetGCPercent(gcPace.usual * readingGCFactor)
+		} else {
+			debug.SetGCPercent(gcPace.usual)
+		}
+	}
+	gcPace.readers++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			gcPace.Lock()
+			defer gcPace.Unlock()
+			if gcPace.readers--; gcPace.readers == 0 {
+				debug.SetGCPercent(gcPace.usual)
+			}
+		})
+	}
+}
+
+// gcPace is the collector's usual pace while nights are being read.
+var gcPace struct {
+	sync.Mutex
+	readers int
+	usual   int
+}
+
+const readingGCFactor = 8
 
 // aside is work on another goroutine that a later stage waits for; a
 // night that ends before cancels it and waits for it to stop.
@@ -144,6 +191,9 @@ func (n *night) close() {
 	if n.window != nil {
 		n.window.stop()
 	}
+	if n.restoreGC != nil {
+		n.restoreGC()
+	}
 	if n.reports != nil {
 		n.reports.Close()
 	}
@@ -175,6 +225,7 @@ func (n *night) parse(ctx context.Context) error {
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows,
 		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard})
 	n.m.Interleave()
+	n.restoreGC = readingGC()
 	b := newBeside(spec.expectRows)
 	n.beside = b
 	n.window = startAside(ctx, n.streamWindow)
@@ -261,6 +312,8 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	n.restoreGC()
+	n.restoreGC = nil
 	n.progress.Rows(int64(read + more))
 	return nil
 }

@@ -237,6 +237,21 @@ func (r *LocalRow) Record() LocalRecord {
 	}
 }
 
+// CopyText returns the row with its text copied to the end of buf, and
+// buf grown: for a row that borrows a driver's buffers, to be kept past
+// the next row. Should buf grow into a new array, rows copied before keep
+// the old one alive.
+func (r LocalRow) CopyText(buf []byte) (LocalRow, []byte) {
+	keep := func(b []byte) []byte {
+		off := len(buf)
+		buf = append(buf, b...)
+		return buf[off:len(buf):len(buf)]
+	}
+	r.OrderNo, r.RefundNo, r.ChannelTxnID = keep(r.OrderNo), keep(r.RefundNo), keep(r.ChannelTxnID)
+	r.Currency, r.Status, r.IdemStatus = keep(r.Currency), keep(r.Status), keep(r.IdemStatus)
+	return r, buf
+}
+
 // Row is the record as a LocalRow, its text in slices of its own.
 func (r LocalRecord) Row() LocalRow {
 	return LocalRow{

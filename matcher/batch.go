@@ -89,18 +89,8 @@ func (m *Matcher) link(ri int32, h uint64) {
 // queueLocal copies r (whose bytes the driver reuses) into the batch.
 func (m *Matcher) queueLocal(r *reconcile.LocalRow) {
 	m.flushRows()
-	t := m.batch.text
-	keep := func(b []byte) []byte {
-		off := len(t)
-		t = append(t, b...)
-		return t[off:len(t):len(t)]
-	}
-	c := *r
-	c.OrderNo, c.RefundNo, c.ChannelTxnID = keep(r.OrderNo), keep(r.RefundNo), keep(r.ChannelTxnID)
-	c.Currency, c.Status, c.IdemStatus = keep(r.Currency), keep(r.Status), keep(r.IdemStatus)
-	// Should t have grown into a new array, the records queued before
-	// keep the old one alive.
-	m.batch.text = t
+	var c reconcile.LocalRow
+	c, m.batch.text = r.CopyText(m.batch.text)
 	kind := codeOfKind(c.Kind)
 	key := c.OrderNo
 	if kind == refundCode {

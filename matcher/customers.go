@@ -164,6 +164,15 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 	return (c.words[w]>>s)&3 >= 2
 }
 
+// countPair counts a pairable order of the index in rule 10's counters,
+// sized for the file, whose rows may not all be in yet.
+func (m *Matcher) countPair(l *localRow) {
+	if m.pairs.words == nil {
+		m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
+	}
+	m.pairs.add(l.customer, l.amount, l.cur, 1)
+}
+
 // pairable reports whether a local record that attaches to group gi is
 // an order rule 10 looks at: paid, with a customer of the run's, and
 // settled by a row of tonight's file. It is decided as the record

@@ -278,10 +278,7 @@ func (m *Matcher) RowsDone() {
 	for _, li := range m.recheck {
 		if l := &m.locals[li]; m.settledRow(l.row) {
 			l.pairable = true
-			if m.pairs.words == nil {
-				m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
-			}
-			m.pairs.add(l.customer, l.amount, l.cur, 1)
+			m.countPair(l)
 		}
 	}
 	m.recheck = nil
@@ -335,12 +332,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	if l.pairable = m.pairable(gi, &l); !l.pairable && m.interleaved && m.mayPair(&l) {
 		m.recheck = append(m.recheck, int32(len(m.locals))) // a later row may settle it
 	} else if l.pairable {
-		// Counted as it attaches, while the record is at hand; the counters
-		// are sized for the file, whose rows may not all be in yet.
-		if m.pairs.words == nil {
-			m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
-		}
-		m.pairs.add(l.customer, l.amount, l.cur, 1)
+		m.countPair(&l) // as it attaches, while the record is at hand
 	}
 	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
 	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 
 	"reconcile"
@@ -56,48 +54,6 @@ type night struct {
 	// in (readingGC).
 	restoreGC func()
 }
-
-// readingGC makes the collector run readingGCFactor times rarer while
-// the file and the window are read, and returns what sets it back. The
-// heap then holds only rows in flight, the index living outside it
-// (matcher/bigslice.go): paced by a heap of a few megabytes, the
-// collector ran many times a second. From the matching on, the heap
-// holds findings and the workbook, and the usual pace keeps the peak
-// near what is live. The pace is the process's: nights read at once
-// (a scheduler's channels) share one slower pace, set back when the last
-// of them is done. A collector turned off (GOGC=off) is left off.
-func readingGC() func() {
-	gcPace.Lock()
-	defer gcPace.Unlock()
-	if gcPace.readers == 0 {
-		gcPace.usual = debug.SetGCPercent(-1)
-		if gcPace.usual > 0 {
-			debug.SetGCPercent(gcPace.usual * readingGCFactor)
-		} else {
-			debug.SetGCPercent(gcPace.usual)
-		}
-	}
-	gcPace.readers++
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			gcPace.Lock()
-			defer gcPace.Unlock()
-			if gcPace.readers--; gcPace.readers == 0 {
-				debug.SetGCPercent(gcPace.usual)
-			}
-		})
-	}
-}
-
-// gcPace is the collector's usual pace while nights are being read.
-var gcPace struct {
-	sync.Mutex
-	readers int
-	usual   int
-}
-
-const readingGCFactor = 8
 
 // aside is work on another goroutine that a later stage waits for; a
 // night that ends before cancels it and waits for it to stop.
@@ -229,19 +185,13 @@ func (n *night) parse(ctx context.Context) error {
 	b := newBeside(spec.expectRows)
 	n.beside = b
 	n.window = startAside(ctx, n.streamWindow)
+	// The matcher's lock is held for windowBatch rows at a time: taken
+	// before the first of them, let go after the last.
 	var rows int64
-	held := false // the matcher's lock, taken for windowBatch rows at a time
 	info, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
-		if !held {
+		if rows%windowBatch == 0 {
 			b.mu.Lock()
-			held = true
 		}
-		defer func() {
-			if rows%windowBatch == 0 {
-				b.mu.Unlock()
-				held = false
-			}
-		}()
 		b.reach(tx.OccurredAt)
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
@@ -259,8 +209,11 @@ func (n *night) parse(ctx context.Context) error {
 		case tx.Kind == reconcile.KindPayment:
 			n.m.AddSettledElsewhere(tx)
 		}
+		if rows%windowBatch == 0 {
+			b.mu.Unlock()
+		}
 	})
-	if held {
+	if rows%windowBatch != 0 {
 		b.mu.Unlock()
 	}
 	close(b.fileRead)

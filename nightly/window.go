@@ -123,12 +123,8 @@ type localBatch struct {
 }
 
 func (b *localBatch) add(r *reconcile.LocalRow) {
-	c := *r
-	for _, f := range []*[]byte{&c.OrderNo, &c.RefundNo, &c.ChannelTxnID, &c.Currency, &c.Status, &c.IdemStatus} {
-		off := len(b.text)
-		b.text = append(b.text, *f...)
-		*f = b.text[off:len(b.text):len(b.text)]
-	}
+	var c reconcile.LocalRow
+	c, b.text = r.CopyText(b.text)
 	b.rows = append(b.rows, c)
 }
 

@@ -221,21 +221,6 @@ func (s *sheet) header(row int, names []string) {
 	s.style(1, row, len(names), row, s.st.header)
 }
 
-// line writes the cells of one line of a table on row, from the first
-// column on; a blank cell is left alone.
-func (s *sheet) line(row int, cells []lineCell) {
-	for i, c := range cells {
-		switch c.kind {
-		case kindText:
-			s.text(i+1, row, c.text)
-		case kindMoney:
-			s.money(i+1, row, c.minor, c.currency)
-		case kindInt:
-			s.int(i+1, row, c.n)
-		}
-	}
-}
-
 func (s *sheet) colName(col int) string {
 	name, err := excelize.ColumnNumberToName(col)
 	if err != nil && s.err == nil {
@@ -322,11 +307,29 @@ const (
 	kindInt
 )
 
-// lineCell is one cell of a review line.
+// lineCell is one cell of a line of a list sheet or of the CSV export.
 type lineCell struct {
 	kind     cellKind
 	text     string
 	minor    int64
 	currency string
 	n        int
+}
+
+// lineCells are the cells of one line, filled by column from 1; a text
+// left empty is a blank cell.
+type lineCells []lineCell
+
+func (c lineCells) text(col int, v string) {
+	if v != "" {
+		c[col-1] = lineCell{kind: kindText, text: v}
+	}
+}
+
+func (c lineCells) money(col int, minor int64, currency string) {
+	c[col-1] = lineCell{kind: kindMoney, minor: minor, currency: currency}
+}
+
+func (c lineCells) int(col int, n int) {
+	c[col-1] = lineCell{kind: kindInt, n: n}
 }

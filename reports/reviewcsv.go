@@ -27,7 +27,7 @@ func writeReviewCSV(path string, res *reconcile.Result, loc *time.Location) erro
 		if err := cw.Write(reviewHeader); err != nil {
 			return err
 		}
-		cells := make([]lineCell, len(reviewHeader))
+		cells := make(lineCells, len(reviewHeader))
 		record := make([]string, len(reviewHeader))
 		for _, f := range res.Findings {
 			if !f.NeedsReview() {

@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -103,9 +104,8 @@ func WorkbookName(channel string, day reconcile.BusinessDay) string {
 const maxSheetLines = 1_048_575
 
 // defaultMaxLines is how many review lines a workbook holds unless told
-// otherwise: far more than a person works through in a morning, and few
-// enough for excelize, which holds about 4 KB a line while it builds the
-// workbook (BenchmarkWorkbookLarge).
+// otherwise: far more than a person works through in a morning, and a
+// file a spreadsheet opens without a struggle.
 const defaultMaxLines = 100_000
 
 // WorkbookOptions bound the size of the review workbook.
@@ -150,10 +150,10 @@ func ReviewCSVName(channel string, day reconcile.BusinessDay) string {
 // left by an earlier run of the same day is removed: it would contradict
 // the workbook beside it.
 //
-// It uses excelize's in-memory API rather than its StreamWriter: the
-// stream writer can only write a number through float64, and it drops
-// autofilters and data validations added after Flush. MaxLines is what
-// bounds its memory; the CSV export is written line by line.
+// The list sheets' lines are written straight into the file
+// (listsheet.go), so a workbook's memory is its small sheets and a few
+// buffers; MaxLines bounds its size, and the CSV export is written line
+// by line.
 func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions) (WorkbookInfo, error) {
 	lay, err := newReviewLayout(res, opts)
 	if err != nil {
@@ -168,13 +168,19 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 	}
 	f := excelize.NewFile()
 	defer f.Close()
-	if err := buildWorkbook(f, res, lay, opts.Trend); err != nil {
+	loc := dayLocation(res.Run.Day)
+	lists := listSheets(res, lay, loc)
+	st, err := buildWorkbook(f, res, lay, lists, opts.Trend)
+	if err != nil {
 		return WorkbookInfo{}, fmt.Errorf("build workbook %s: %w", path, err)
 	}
 	info.Sheets = f.GetSheetList()
 	err = atomicfile.Write(path, 0o644, func(w *os.File) error {
-		_, err := f.WriteTo(w)
-		return err
+		bw := bufio.NewWriterSize(w, 256<<10)
+		if err := writeWithLines(bw, f, st, res, lists, loc); err != nil {
+			return fmt.Errorf("write workbook %s: %w", path, err)
+		}
+		return bw.Flush()
 	})
 	if err != nil {
 		return WorkbookInfo{}, err
@@ -270,33 +276,35 @@ func (lay reviewLayout) note() string {
 	return b.String()
 }
 
-func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, trend []reconcile.TrendDay) error {
+// buildWorkbook lays out every sheet of the workbook and writes all but
+// the list sheets' lines, which writeWithLines puts in as the file is
+// written (listsheet.go).
+func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, lists []listSheet, trend []reconcile.TrendDay) (*styles, error) {
 	if err := f.SetSheetName("Sheet1", SheetSummary); err != nil {
-		return err
+		return nil, err
 	}
-	for _, name := range slices.Concat(lay.sheets, []string{SheetPending, SheetAutoReversed, SheetTrend}) {
-		if _, err := f.NewSheet(name); err != nil {
-			return err
+	for _, ls := range lists {
+		if _, err := f.NewSheet(ls.name); err != nil {
+			return nil, err
 		}
+	}
+	if _, err := f.NewSheet(SheetTrend); err != nil {
+		return nil, err
 	}
 	st, err := newStyles(f)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	loc := dayLocation(res.Run.Day)
 	if err := writeSummarySheet(&sheet{f: f, name: SheetSummary, st: st}, res, lay, loc); err != nil {
-		return err
+		return nil, err
 	}
-	if err := writeReviewSheets(f, st, res, lay, loc); err != nil {
-		return err
+	for i := range lists {
+		if err := lists[i].layOut(&sheet{f: f, name: lists[i].name, st: st}, res); err != nil {
+			return nil, err
+		}
 	}
-	if err := writePendingSheet(&sheet{f: f, name: SheetPending, st: st}, res, loc); err != nil {
-		return err
-	}
-	if err := writeAutoSheet(&sheet{f: f, name: SheetAutoReversed, st: st}, res, loc); err != nil {
-		return err
-	}
-	return writeTrendSheet(&sheet{f: f, name: SheetTrend, st: st}, res, trend)
+	return st, writeTrendSheet(&sheet{f: f, name: SheetTrend, st: st}, res, trend)
 }
 
 // writeSummarySheet writes what a person opens first: the run's facts,
@@ -450,101 +458,38 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 	return out
 }
 
-// writeReviewSheets writes the first lay.inWorkbook review lines over the
-// Review sheets, lay.sheetLines to a sheet, each sheet a complete table of
-// its own so a person can filter and decide on any of them alone.
-func writeReviewSheets(f *excelize.File, st *styles, res *reconcile.Result, lay reviewLayout, loc *time.Location) error {
-	s := &sheet{f: f, name: lay.sheets[0], st: st}
-	s.header(1, reviewHeader)
-	cells := make([]lineCell, len(reviewHeader))
-	row, line := 1, 0
-	for _, fd := range res.Findings {
-		if s.err != nil || line == lay.inWorkbook {
-			break
-		}
-		if !fd.NeedsReview() {
-			continue
-		}
-		if row-1 == lay.sheetLines {
-			if err := finishReviewSheet(s, row); err != nil {
-				return err
-			}
-			s = &sheet{f: f, name: lay.sheets[line/lay.sheetLines], st: st}
-			s.header(1, reviewHeader)
-			row = 1
-		}
-		row++
-		line++
-		s.whole = wholeValue(res, fd.Ref, lay.csv)
-		reviewLine(fd, loc, cells)
-		s.line(row, cells)
-	}
-	if s.err != nil {
-		return s.err
-	}
-	return finishReviewSheet(s, row)
-}
-
-// finishReviewSheet adds the Decision dropdown over the data rows of a
-// Review sheet, lastRow the last of them, and freezes and filters it.
-func finishReviewSheet(s *sheet, lastRow int) error {
-	// With no data rows the dropdown still covers the first, so the sheet
-	// looks the same every night.
-	last := max(lastRow, 2)
-	decisionCol := s.colName(reviewColumn(colDecision))
-	dv := excelize.NewDataValidation(true)
-	dv.Sqref = fmt.Sprintf("%s2:%s%d", decisionCol, decisionCol, last)
-	if err := dv.SetDropList(decisionWords()); err != nil {
-		return err
-	}
-	dv.SetError(excelize.DataValidationErrorStyleStop, "Decision", "Choose approve, reject or investigate.")
-	if s.err == nil {
-		s.err = s.f.AddDataValidation(s.name, dv)
-	}
-	s.finish(len(reviewHeader), lastRow, reviewWidths)
-	return s.err
-}
-
 // reviewLine fills cells, one per reviewHeader column, with the review
 // line of f. The workbook and the CSV export both write lines from here,
 // so their columns cannot drift apart.
-func reviewLine(f reconcile.Finding, loc *time.Location, cells []lineCell) {
+func reviewLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	clear(cells)
-	text := func(col int, v string) {
-		if v != "" {
-			cells[col-1] = lineCell{kind: kindText, text: v}
-		}
-	}
-	money := func(col int, minor int64, currency string) {
-		cells[col-1] = lineCell{kind: kindMoney, minor: minor, currency: currency}
-	}
-	text(1, f.Ref)
-	text(2, string(f.Category))
-	text(3, f.OrderNo)
-	text(4, f.RefundNo)
-	text(5, f.ChannelTxnID)
-	text(6, f.OriginalTxnID)
-	text(7, f.LocalTxnID)
+	cells.text(1, f.Ref)
+	cells.text(2, string(f.Category))
+	cells.text(3, f.OrderNo)
+	cells.text(4, f.RefundNo)
+	cells.text(5, f.ChannelTxnID)
+	cells.text(6, f.OriginalTxnID)
+	cells.text(7, f.LocalTxnID)
 	if f.HasLocal {
-		money(8, f.LocalAmount, f.LocalCurrency)
+		cells.money(8, f.LocalAmount, f.LocalCurrency)
 	}
 	if f.HasChannel {
-		money(9, f.ChannelAmount, f.Currency)
+		cells.money(9, f.ChannelAmount, f.Currency)
 	}
 	if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
-		money(10, f.ChannelAmount-f.LocalAmount, f.Currency)
+		cells.money(10, f.ChannelAmount-f.LocalAmount, f.Currency)
 	}
-	text(11, reviewCurrency(f))
-	text(12, localTime(f.OccurredAt, loc))
-	text(13, reviewHint(f))
+	cells.text(11, reviewCurrency(f))
+	cells.text(12, localTime(f.OccurredAt, loc))
+	cells.text(13, reviewHint(f))
 	// The other rows of the case: the earlier refund or order a suspected
 	// duplicate repeats, every refund of an over-refunded order.
-	text(reviewColumn(colRelated), strings.Join(f.Related, "; "))
+	cells.text(reviewColumn(colRelated), strings.Join(f.Related, "; "))
 	// Decision, Reviewer and Note are left for people. The version
 	// travels with the decision, so one made on a finding that has
 	// moved on since (decided elsewhere, superseded) can be refused
 	// instead of applied blind.
-	cells[reviewColumn(colVersion)-1] = lineCell{kind: kindInt, n: findingVersion}
+	cells.int(reviewColumn(colVersion), findingVersion)
 }
 
 // findingVersion is the version a finding has when a run writes it.
@@ -552,66 +497,6 @@ const findingVersion = 0
 
 // reviewColumn is the 1-based column of a Review sheet header.
 func reviewColumn(name string) int { return slices.Index(reviewHeader, name) + 1 }
-
-// writePendingSheet lists the findings expected in the next day's file.
-func writePendingSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
-	pending := func(f reconcile.Finding) bool { return f.Category == reconcile.Pending }
-	return writeFindingList(s, res, pendingHeader, pendingWidths, pending, func(row int, f reconcile.Finding) {
-		s.text(1, row, f.Ref)
-		s.text(2, row, f.OrderNo)
-		s.text(3, row, f.RefundNo)
-		s.text(4, row, f.LocalTxnID)
-		if f.HasLocal {
-			s.money(5, row, f.LocalAmount, f.LocalCurrency)
-		}
-		s.text(6, row, findingCurrency(f))
-		s.text(7, row, localTime(f.OccurredAt, loc))
-		s.text(8, row, f.Hint)
-	})
-}
-
-// writeAutoSheet lists the findings the run reversed itself, each with the
-// key of its journal.
-func writeAutoSheet(s *sheet, res *reconcile.Result, loc *time.Location) error {
-	keys := make(map[string]string, len(res.Journals))
-	for _, j := range res.Journals {
-		keys[j.Row] = j.IdempotencyKey
-	}
-	reversed := func(f reconcile.Finding) bool { return f.AutoReverse }
-	return writeFindingList(s, res, autoHeader, autoWidths, reversed, func(row int, f reconcile.Finding) {
-		s.text(1, row, string(f.Category))
-		s.text(2, row, f.OrderNo)
-		s.text(3, row, f.RefundNo)
-		s.text(4, row, f.ChannelTxnID)
-		s.text(5, row, f.OriginalTxnID)
-		if f.HasChannel {
-			s.money(6, row, f.ChannelAmount, f.Currency)
-		}
-		s.text(7, row, f.Currency)
-		s.text(8, row, localTime(f.OccurredAt, loc))
-		s.text(9, row, keys[f.RowKey()])
-	})
-}
-
-// writeFindingList writes a list sheet: the findings keep selects, one a
-// row under header in report order, each written by line. A value cut to
-// fit is whole in the findings table only: the CSV export holds review
-// lines alone.
-func writeFindingList(s *sheet, res *reconcile.Result, header []string, widths []float64,
-	keep func(reconcile.Finding) bool, line func(row int, f reconcile.Finding)) error {
-	s.header(1, header)
-	row := 1
-	for _, f := range res.Findings {
-		if !keep(f) {
-			continue
-		}
-		row++
-		s.whole = wholeValue(res, f.Ref, "")
-		line(row, f)
-	}
-	s.finish(len(header), row, widths)
-	return s.err
-}
 
 // wholeValue says where the values of a finding's line can be read whole
 // when a cell of it is cut: its row of the findings table, unless the run

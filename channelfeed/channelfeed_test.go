@@ -426,3 +426,43 @@ func TestTimeWindowMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestParseFingerprinted: a parse given the file's fingerprint returns
+// its SHA-256 when the bytes are the same, and refuses the file when they
+// changed after it was fingerprinted, however little: one byte of the
+// same length, a line appended, its last line cut.
+func TestParseFingerprinted(t *testing.T) {
+	const file = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n" +
+		"payment,O1,,T1,1.00,CNY,2026-11-28T10:00:00Z\n" +
+		"payment,O2,,T2,2.00,CNY,2026-11-28T11:00:00Z\n"
+	path := filepath.Join(t.TempDir(), "bill.csv")
+	write := func(s string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(file)
+	fp, err := Fingerprint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parse := func() (FileInfo, error) {
+		return ParseFile(t.Context(), path, "csv", Options{Location: time.UTC, Fingerprinted: &fp}, nil)
+	}
+	info, err := parse()
+	sum := sha256.Sum256([]byte(file))
+	if err != nil || info.SHA256 != hex.EncodeToString(sum[:]) || info.Rows != 2 || info.Bytes != int64(len(file)) {
+		t.Fatalf("same file: got %+v, %v; want its SHA-256, 2 rows and %d bytes", info, err, len(file))
+	}
+	for name, changed := range map[string]string{
+		"one byte":      strings.Replace(file, "2.00", "3.00", 1),
+		"line appended": file + "payment,O3,,T3,3.00,CNY,2026-11-28T12:00:00Z\n",
+		"last line cut": file[:strings.LastIndex(file[:len(file)-1], "\n")+1],
+	} {
+		write(changed)
+		if info, err := parse(); !errors.Is(err, ErrFileChanged) || !strings.Contains(err.Error(), path) {
+			t.Errorf("%s: got %+v, %v; want ErrFileChanged naming the file", name, info, err)
+		}
+	}
+}

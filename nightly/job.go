@@ -150,7 +150,7 @@ func (j *Job) run(ctx context.Context, run *reconcile.Run, spec RunSpec) (*recon
 		return nil, notStarted(errors.New("nightly: the job's config has no lease or lock poll: build it from config.Load or config.Default"))
 	}
 	run.FileSHA256 = file.SHA256
-	spec.expectRows = file.Rows
+	spec.fingerprint = &file
 	n := j.newNight(run, spec)
 	defer n.close()
 	if spec.DryRun {

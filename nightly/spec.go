@@ -34,16 +34,29 @@ type RunSpec struct {
 	// column mapping, the row window); its Location is the business day's.
 	Feed channelfeed.Options
 
-	expectRows int // the file's line count, to size the index once
+	// fingerprint is the file's, taken before the run: its line
+	// count sizes the index once, and the parse checks it reads the
+	// same bytes.
+	fingerprint *channelfeed.FileInfo
 	// log is the run's logger: channel and business date attached, and
 	// the run id once Job.Run has made one.
 	log *slog.Logger
+}
+
+// expectRows is the file's line count, to size the index once; 0 when
+// the file was not fingerprinted.
+func (s RunSpec) expectRows() int {
+	if s.fingerprint == nil {
+		return 0
+	}
+	return s.fingerprint.Rows
 }
 
 // Parse returns the parser options of the run.
 func (s RunSpec) Parse() channelfeed.Options {
 	o := s.Feed
 	o.Location = s.Day.Location
+	o.Fingerprinted = s.fingerprint
 	return o
 }
 

@@ -178,11 +178,11 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 // day's window of local records is read beside it (window.go).
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
-	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows,
+	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows(),
 		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard})
 	n.m.Interleave()
 	n.restoreGC = readingGC()
-	b := newBeside(spec.expectRows)
+	b := newBeside(spec.expectRows())
 	n.beside = b
 	n.window = startAside(ctx, n.streamWindow)
 	// The matcher's lock is held for windowBatch rows at a time: taken
@@ -221,7 +221,7 @@ func (n *night) parse(ctx context.Context) error {
 		return err
 	}
 	if info.SHA256 != n.run.FileSHA256 {
-		return fmt.Errorf("settlement file %s changed while it was being read: run again once it is complete", spec.File)
+		return fmt.Errorf("settlement file %s: %w", spec.File, channelfeed.ErrFileChanged)
 	}
 	progress.Rows(rows)
 	n.log.Debug("settlement file read", "file", spec.File, "format", spec.Format, "rows", rows)

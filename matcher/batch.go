@@ -86,11 +86,14 @@ func (m *Matcher) link(ri int32, h uint64) {
 	g.n++
 }
 
-// queueLocal copies r (whose bytes the driver reuses) into the batch.
-func (m *Matcher) queueLocal(r *reconcile.LocalRow) {
+// queueLocal puts r in the batch, its text copied when copyText says the
+// caller reuses it (the driver's buffers) before the batch is flushed.
+func (m *Matcher) queueLocal(r *reconcile.LocalRow, copyText bool) {
 	m.flushRows()
-	var c reconcile.LocalRow
-	c, m.batch.text = r.CopyText(m.batch.text)
+	c := *r
+	if copyText {
+		c, m.batch.text = r.CopyText(m.batch.text)
+	}
 	kind := codeOfKind(c.Kind)
 	key := c.OrderNo
 	if kind == refundCode {

@@ -17,7 +17,7 @@ func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
 // them.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	r := rec.Row()
-	m.queueLocal(&r)
+	m.queueLocal(&r, true)
 }
 
 // EncodeMemory returns the memory blob of a night's rows, without a

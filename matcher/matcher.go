@@ -247,7 +247,22 @@ func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 		m.otherOrders = append(m.otherOrders, r.Record())
 		return
 	}
-	m.queueLocal(r)
+	m.queueLocal(r, true)
+}
+
+// AddLocalRows is AddLocalRow for a batch of records whose text the
+// caller keeps until it returns, such as a batch it copied out of the
+// driver's buffers itself: they are queued as they are, not copied again,
+// and taken in before it returns.
+func (m *Matcher) AddLocalRows(rs []reconcile.LocalRow) {
+	for i := range rs {
+		if rs[i].OtherShard {
+			m.otherOrders = append(m.otherOrders, rs[i].Record())
+			continue
+		}
+		m.queueLocal(&rs[i], false)
+	}
+	m.flushLocals()
 }
 
 // Interleave lets local records come while the file is still being read
@@ -271,8 +286,8 @@ func (m *Matcher) RowsDone() {
 	early := m.early
 	m.early = nil
 	for _, e := range early {
-		r := e.Row()
-		m.queueLocal(&r)
+		r := e.Row() // text of its own
+		m.queueLocal(&r, false)
 	}
 	m.flushLocals()
 	for _, li := range m.recheck {

@@ -77,7 +77,16 @@ func runInterleaved(rows []reconcile.Transaction, locals []reconcile.LocalRecord
 	m := matcher.New(day, matcher.Options{})
 	m.Interleave()
 	for i, l := range locals {
-		m.AddLocal(l)
+		// As the window hands them over: a batch whose text the caller
+		// reuses once AddLocalRows returns.
+		batch := []reconcile.LocalRow{l.Row()}
+		m.AddLocalRows(batch)
+		for _, b := range [][]byte{batch[0].OrderNo, batch[0].RefundNo, batch[0].ChannelTxnID,
+			batch[0].Currency, batch[0].Status, batch[0].IdemStatus} {
+			for j := range b {
+				b[j] = '#'
+			}
+		}
 		if i < len(rows) {
 			m.AddRow(rows[i]) // and some rows between them
 		}

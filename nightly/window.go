@@ -65,9 +65,7 @@ func (n *night) streamWindow(ctx context.Context) (int, error) {
 			return err
 		}
 		b.mu.Lock()
-		for i := range batch.rows {
-			n.m.AddLocalRow(&batch.rows[i])
-		}
+		n.m.AddLocalRows(batch.rows)
 		early = n.m.Early()
 		b.mu.Unlock()
 		batch.reset()

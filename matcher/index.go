@@ -195,6 +195,25 @@ func (m *Matcher) grow() {
 
 // intern returns the code of a word (a local status, an idempotency
 // status), of which there are only a handful.
+// rawKind is the span of a row's own word for its kind. A file names a
+// few (payment and refund, SUCCESS and REFUND): the first maxRawKinds are
+// kept once and shared, and any after them, which only a strange file
+// has, take their own text as before.
+func (m *Matcher) rawKind(w string) span {
+	for _, k := range m.rawKinds {
+		if string(m.arena.bytes(k)) == w {
+			return k
+		}
+	}
+	k := m.arena.add(w)
+	if len(m.rawKinds) < maxRawKinds {
+		m.rawKinds = append(m.rawKinds, k)
+	}
+	return k
+}
+
+const maxRawKinds = 8
+
 func (m *Matcher) intern(w string) uint16 {
 	for i, x := range m.words {
 		if x == w {

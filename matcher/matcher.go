@@ -80,6 +80,7 @@ type Matcher struct {
 	locals      []localRow
 	localText   map[int32]localText // of the locals whose text is not their row's
 	words       []string            // interned local and idempotency statuses
+	rawKinds    []span              // the rows' own words for their kinds, shared (rawKind)
 	batch       batch               // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
 	others      []reconcile.Transaction
@@ -181,7 +182,7 @@ func (m *Matcher) index(tx reconcile.Transaction) {
 		r.refund = m.arena.add(tx.RefundNo)
 	}
 	if tx.RawKind != "" {
-		r.rawKind = m.arena.add(tx.RawKind)
+		r.rawKind = m.rawKind(tx.RawKind)
 	}
 	if tx.FeeRate != "" && m.opts.Fees != nil {
 		r.feeRate = m.rateCode(tx.FeeRate) // shown beside the contract's rate
@@ -497,15 +498,17 @@ func (m *Matcher) Classify() Classification {
 		}
 	}
 	reversed := m.reversedByGroup()
+	plain := 0 // counted apart: most groups are, and the map is slower than an int
 	for gi := range m.groups {
 		if reversed[int32(gi)] == nil && m.plainMatch(int32(gi)) {
-			res.Counts[reconcile.Matched]++
+			plain++
 			continue
 		}
 		g := m.materialize(int32(gi))
 		g.reversed = reversed[int32(gi)]
 		classify(g, add)
 	}
+	res.Counts[reconcile.Matched] += plain
 	m.refundCases(add)
 	m.customerCases(add)
 	res.Fees = m.fees(add)

@@ -771,3 +771,32 @@ func TestMemoryAgainstManyKeys(t *testing.T) {
 		t.Errorf("matched: got %d, want %d", got, n-len(earlier))
 	}
 }
+
+// TestRawKindsKept: every finding shows its own row's word for its kind,
+// whether the file names two such words or many more than the index
+// keeps shared.
+func TestRawKindsKept(t *testing.T) {
+	for _, words := range []int{2, 20} {
+		t.Run(fmt.Sprint(words), func(t *testing.T) {
+			m := matcher.New(day, matcher.Options{})
+			want := map[string]string{}
+			for i := range 40 {
+				no := fmt.Sprintf("O%02d", i)
+				tx := pay(no, "T"+no, 100, "10:00")
+				tx.RawKind = fmt.Sprintf("word-%d", i%words)
+				want[no] = tx.RawKind
+				m.AddRow(tx)
+				m.AddLocal(order(no, "PAID", 90, "10:00")) // an amount mismatch: a finding per row
+			}
+			res := m.Classify()
+			if len(res.Findings) != 40 {
+				t.Fatalf("got %d findings, want 40", len(res.Findings))
+			}
+			for _, f := range res.Findings {
+				if f.RawKind != want[f.OrderNo] {
+					t.Errorf("%s: got row kind %q, want %q", f.OrderNo, f.RawKind, want[f.OrderNo])
+				}
+			}
+		})
+	}
+}

@@ -331,23 +331,43 @@ func Fingerprint(path string) (FileInfo, error) {
 		return FileInfo{}, err
 	}
 	defer f.Close()
+	// SHA-256 is most of the work: it takes each chunk on a goroutine of
+	// its own while the next is read, counted and hashed with the key.
 	h := sha256.New()
+	chunks, free := make(chan []byte, 2), make(chan []byte, 3)
+	for range cap(free) {
+		free <- make([]byte, 1<<20)
+	}
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for c := range chunks {
+			h.Write(c)
+			free <- c[:cap(c)]
+		}
+	}()
 	var keyed maphash.Hash
 	keyed.SetSeed(fileSeed)
 	info := FileInfo{Path: path}
-	buf := make([]byte, 1<<20)
+	var readErr error
 	for {
+		buf := <-free
 		n, err := f.Read(buf)
-		h.Write(buf[:n])
 		keyed.Write(buf[:n])
 		info.Bytes += int64(n)
 		info.Rows += bytes.Count(buf[:n], []byte{'\n'})
-		if err == io.EOF {
+		chunks <- buf[:n]
+		if err != nil {
+			if err != io.EOF {
+				readErr = err
+			}
 			break
 		}
-		if err != nil {
-			return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
-		}
+	}
+	close(chunks)
+	<-hashed
+	if readErr != nil {
+		return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, readErr)
 	}
 	info.SHA256 = hex.EncodeToString(h.Sum(nil))
 	info.keyed = keyed.Sum64()

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -464,5 +465,26 @@ func TestParseFingerprinted(t *testing.T) {
 		if info, err := parse(); !errors.Is(err, ErrFileChanged) || !strings.Contains(err.Error(), path) {
 			t.Errorf("%s: got %+v, %v; want ErrFileChanged naming the file", name, info, err)
 		}
+	}
+}
+
+// TestFingerprintLargeFile: a file of several read chunks gets the
+// SHA-256 and line count of its bytes in their order.
+func TestFingerprintLargeFile(t *testing.T) {
+	var b bytes.Buffer
+	for i := 0; b.Len() < 3<<20+12345; i++ {
+		fmt.Fprintf(&b, "line %d of a file larger than a chunk\n", i)
+	}
+	path := filepath.Join(t.TempDir(), "large.csv")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	info, err := Fingerprint(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(b.Bytes())
+	if info.SHA256 != hex.EncodeToString(sum[:]) || info.Bytes != int64(b.Len()) || info.Rows != bytes.Count(b.Bytes(), []byte{'\n'}) {
+		t.Errorf("got %s, %d bytes, %d lines; want %x, %d, %d", info.SHA256, info.Bytes, info.Rows, sum, b.Len(), bytes.Count(b.Bytes(), []byte{'\n'}))
 	}
 }

@@ -225,14 +225,8 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 	if opts.Name == "" {
 		opts.Name = path
 	}
-	var h hash.Hash = sha256.New()
-	var keyed *maphash.Hash
-	if opts.Fingerprinted != nil {
-		keyed = &maphash.Hash{}
-		keyed.SetSeed(fileSeed)
-		h = keyed
-	}
-	n := &countWriter{w: h}
+	h := newFileHash(opts.Fingerprinted)
+	n := &countWriter{w: h.h}
 	tee := io.TeeReader(f, n)
 	info := FileInfo{Path: path}
 
@@ -290,15 +284,40 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 		return FileInfo{}, fmt.Errorf("read settlement file %s: %w", path, err)
 	}
 	info.Bytes = n.n
-	if fp := opts.Fingerprinted; fp != nil {
-		if info.Bytes != fp.Bytes || keyed.Sum64() != fp.keyed {
-			return FileInfo{}, fmt.Errorf("settlement file %s: %w", path, ErrFileChanged)
-		}
-		info.SHA256 = fp.SHA256
-		return info, nil
+	if info.SHA256, err = h.sum(path, info.Bytes); err != nil {
+		return FileInfo{}, err
 	}
-	info.SHA256 = hex.EncodeToString(h.Sum(nil))
 	return info, nil
+}
+
+// fileHash hashes a file's bytes as ParseFile reads them: with SHA-256,
+// or, for a file fingerprinted before, with the keyed hash that checks it
+// is the same file.
+type fileHash struct {
+	fp    *FileInfo
+	h     hash.Hash
+	keyed *maphash.Hash // h, when fp is set
+}
+
+func newFileHash(fp *FileInfo) *fileHash {
+	if fp == nil {
+		return &fileHash{h: sha256.New()}
+	}
+	keyed := &maphash.Hash{}
+	keyed.SetSeed(fileSeed)
+	return &fileHash{fp: fp, h: keyed, keyed: keyed}
+}
+
+// sum is the file's SHA-256 in hex, or ErrFileChanged when its bytes are
+// not those fingerprinted.
+func (h *fileHash) sum(path string, bytes int64) (string, error) {
+	if h.fp == nil {
+		return hex.EncodeToString(h.h.Sum(nil)), nil
+	}
+	if bytes != h.fp.Bytes || h.keyed.Sum64() != h.fp.keyed {
+		return "", fmt.Errorf("settlement file %s: %w", path, ErrFileChanged)
+	}
+	return h.fp.SHA256, nil
 }
 
 // archiveOf names the archive a file's first four bytes announce, "" for

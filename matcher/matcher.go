@@ -243,13 +243,7 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // The record may borrow the driver's buffers, which are reused once it
 // returns: a record with rows tonight goes into the index without
 // allocating.
-func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
-	if r.OtherShard {
-		m.otherOrders = append(m.otherOrders, r.Record())
-		return
-	}
-	m.queueLocal(r, true)
-}
+func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) { m.addLocalRow(r, true) }
 
 // AddLocalRows is AddLocalRow for a batch of records whose text the
 // caller keeps until it returns, such as a batch it copied out of the
@@ -257,13 +251,19 @@ func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) {
 // and taken in before it returns.
 func (m *Matcher) AddLocalRows(rs []reconcile.LocalRow) {
 	for i := range rs {
-		if rs[i].OtherShard {
-			m.otherOrders = append(m.otherOrders, rs[i].Record())
-			continue
-		}
-		m.queueLocal(&rs[i], false)
+		m.addLocalRow(&rs[i], false)
 	}
 	m.flushLocals()
+}
+
+// addLocalRow keeps another shard's order aside and queues the rest,
+// their text copied when copyText says the caller reuses it.
+func (m *Matcher) addLocalRow(r *reconcile.LocalRow, copyText bool) {
+	if r.OtherShard {
+		m.otherOrders = append(m.otherOrders, r.Record())
+		return
+	}
+	m.queueLocal(r, copyText)
 }
 
 // Interleave lets local records come while the file is still being read

@@ -166,7 +166,7 @@ func addDecisionDropdown(s *sheet, lastRow int) error {
 // sheets put in. Every part but those sheets is copied as excelize
 // compressed it; each list sheet gets its lines before the end of its
 // sheetData, and the dimension that says how far its cells go.
-func writeWithLines(w io.Writer, f *excelize.File, st *styles, res *reconcile.Result, lists []listSheet, loc *time.Location) error {
+func writeWithLines(w io.Writer, f *excelize.File, st *styles, res *reconcile.Result, lists []listSheet) error {
 	var laidOut bytes.Buffer
 	if _, err := f.WriteTo(&laidOut); err != nil {
 		return err
@@ -201,7 +201,7 @@ func writeWithLines(w io.Writer, f *excelize.File, st *styles, res *reconcile.Re
 			}
 			continue
 		}
-		if err := writeSheetLines(zw, zf, newLineWriter(st, res, loc), ls); err != nil {
+		if err := writeSheetLines(zw, zf, newLineWriter(st, res, len(ls.header)), ls); err != nil {
 			return fmt.Errorf("sheet %s: %w", ls.name, err)
 		}
 	}
@@ -329,7 +329,6 @@ type lineWriter struct {
 	w       *bufio.Writer
 	st      *styles
 	res     *reconcile.Result
-	loc     *time.Location
 	cols    []string // column letters
 	quote   string   // the style of text that starts like a formula
 	row     []byte
@@ -337,9 +336,9 @@ type lineWriter struct {
 	err     error
 }
 
-func newLineWriter(st *styles, res *reconcile.Result, loc *time.Location) *lineWriter {
-	lw := &lineWriter{st: st, res: res, loc: loc}
-	for col := 1; col <= len(reviewHeader); col++ {
+func newLineWriter(st *styles, res *reconcile.Result, cols int) *lineWriter {
+	lw := &lineWriter{st: st, res: res}
+	for col := 1; col <= cols; col++ {
 		name, _ := excelize.ColumnNumberToName(col)
 		lw.cols = append(lw.cols, name)
 	}

@@ -177,7 +177,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 	info.Sheets = f.GetSheetList()
 	err = atomicfile.Write(path, 0o644, func(w *os.File) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
-		if err := writeWithLines(bw, f, st, res, lists, loc); err != nil {
+		if err := writeWithLines(bw, f, st, res, lists); err != nil {
 			return fmt.Errorf("write workbook %s: %w", path, err)
 		}
 		return bw.Flush()

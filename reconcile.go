@@ -12,6 +12,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -67,6 +68,15 @@ type Transaction struct {
 	RawKind string
 	// Line is the 1-based line of the row in its file.
 	Line int
+}
+
+// Clone returns t with its text copied, for keeping a row whose text is
+// only lent while the row is handed on (channelfeed.ParseFileAside).
+func (t Transaction) Clone() Transaction {
+	for _, s := range []*string{&t.OrderNo, &t.RefundNo, &t.ChannelTxnID, &t.ChannelRefundID, &t.Currency, &t.FeeRate, &t.RawKind} {
+		*s = strings.Clone(*s)
+	}
+	return t
 }
 
 // Key is the matching key of a row: the order number for payments, the

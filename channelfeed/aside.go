@@ -16,42 +16,50 @@ const asideBatch = 1024
 // hands the rows, in batches and in file order, to add on another, so on
 // two processors the parser and add each have one instead of taking
 // turns. add is called from that one goroutine only, and never after
-// ParseFileAside returns. On error, as with ParseFile, the rows add was
-// given must be discarded.
+// ParseFileAside returns. A row's text is lent: it holds while add has
+// the row, and is then filled with later rows' (see textSlabs), so add
+// copies what it keeps (reconcile.Transaction.Clone). On error, as with
+// ParseFile, the rows add was given must be discarded.
 func ParseFileAside(ctx context.Context, path, format string, opts Options, add func(reconcile.Transaction)) (FileInfo, error) {
-	batches := make(chan []reconcile.Transaction, 4)
-	free := make(chan []reconcile.Transaction, 6) // emptied batches, to fill again
+	type batch struct {
+		rows  []reconcile.Transaction
+		slabs [][]byte // the text of rows, given back once they are added
+	}
+	batches := make(chan batch, 4)
+	free := make(chan batch, 6) // emptied batches, to fill again
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for b := range batches {
-			for i := range b {
-				add(b[i])
-				b[i] = reconcile.Transaction{} // let the row's text go
+			for i := range b.rows {
+				add(b.rows[i])
+				b.rows[i] = reconcile.Transaction{} // let the row's text go
 			}
 			select {
-			case free <- b[:0]:
+			case free <- batch{b.rows[:0], b.slabs}:
 			default:
 			}
 		}
 	})
-	var batch []reconcile.Transaction
+	opts.slabs = &textSlabs{}
+	var b batch
 	info, err := ParseFile(ctx, path, format, opts, func(tx reconcile.Transaction) error {
-		if batch == nil {
+		if b.rows == nil {
 			select {
-			case batch = <-free:
+			case b = <-free:
+				opts.slabs.give(b.slabs)
 			default:
-				batch = make([]reconcile.Transaction, 0, asideBatch)
+				b.rows = make([]reconcile.Transaction, 0, asideBatch)
 			}
 		}
-		batch = append(batch, tx)
-		if len(batch) == asideBatch {
-			batches <- batch
-			batch = nil
+		b.rows = append(b.rows, tx)
+		if len(b.rows) == asideBatch {
+			batches <- batch{b.rows, opts.slabs.cut()}
+			b = batch{}
 		}
 		return nil
 	})
-	if len(batch) > 0 {
-		batches <- batch
+	if len(b.rows) > 0 {
+		batches <- batch{b.rows, opts.slabs.cut()}
 	}
 	close(batches)
 	wg.Wait()

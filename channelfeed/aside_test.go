@@ -13,10 +13,12 @@ import (
 )
 
 // TestParseFileAside: every row reaches add, in the file's order, across
-// batches; a bad line stops the parse with its error, and nothing is added
-// after ParseFileAside returns.
+// batches, its text intact while add has it and a clone of it intact
+// after, though the text is lent from slabs filled again; a bad line
+// stops the parse with its error, and nothing is added after
+// ParseFileAside returns.
 func TestParseFileAside(t *testing.T) {
-	const n = 3*asideBatch + 7
+	const n = 20*asideBatch + 7
 	var b strings.Builder
 	b.WriteString("type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n")
 	for i := 0; i < n; i++ {
@@ -28,20 +30,29 @@ func TestParseFileAside(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := Options{Location: time.UTC}
-	var got []string
+	var kept []reconcile.Transaction
+	var lent []string // the text as lent, not copied
 	info, err := ParseFileAside(t.Context(), good, "csv", opts, func(tx reconcile.Transaction) {
-		got = append(got, tx.OrderNo)
+		i := len(kept)
+		if tx.OrderNo != fmt.Sprintf("O%05d", i) || tx.ChannelTxnID != fmt.Sprintf("T%05d", i) || tx.Currency != "CNY" {
+			t.Fatalf("row %d as added: %s %s %s, want O%05d T%05d CNY", i, tx.OrderNo, tx.ChannelTxnID, tx.Currency, i, i)
+		}
+		kept, lent = append(kept, tx.Clone()), append(lent, tx.OrderNo)
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != n || info.SHA256 == "" || info.Rows != n {
-		t.Fatalf("got %d rows (file hash %q, %d rows counted), want %d and a hash", len(got), info.SHA256, info.Rows, n)
+	if len(kept) != n || info.SHA256 == "" || info.Rows != n {
+		t.Fatalf("got %d rows (file hash %q, %d rows counted), want %d and a hash", len(kept), info.SHA256, info.Rows, n)
 	}
-	for i, o := range got {
-		if want := fmt.Sprintf("O%05d", i); o != want {
-			t.Fatalf("row %d: got %s, want %s: out of order", i, o, want)
+	for i, tx := range kept {
+		if want := fmt.Sprintf("O%05d", i); tx.OrderNo != want || tx.ChannelTxnID != fmt.Sprintf("T%05d", i) {
+			t.Fatalf("row %d kept: got %s %s, want %s: out of order or overwritten", i, tx.OrderNo, tx.ChannelTxnID, want)
 		}
+	}
+	// The slabs were filled again: text kept without a copy changed.
+	if overwritten := countChanged(lent, kept); overwritten == 0 {
+		t.Errorf("all %d lent order numbers still read as they did: the rows' text was not lent from reused slabs", n)
 	}
 
 	bad := filepath.Join(dir, "bad.csv")
@@ -65,4 +76,14 @@ func TestParseFileAside(t *testing.T) {
 	if added > asideBatch+4 {
 		t.Errorf("%d rows added before the bad line %d", added, asideBatch+6)
 	}
+}
+
+func countChanged(lent []string, kept []reconcile.Transaction) int {
+	n := 0
+	for i := range lent {
+		if lent[i] != kept[i].OrderNo {
+			n++
+		}
+	}
+	return n
 }

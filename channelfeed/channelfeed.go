@@ -61,6 +61,9 @@ type Options struct {
 	// SHA-256, instead of taking the SHA-256 again, and refuses a file
 	// that changed since (ErrFileChanged).
 	Fingerprinted *FileInfo
+
+	// slabs, when set, holds the text of the rows read (see textSlabs).
+	slabs *textSlabs
 }
 
 func (o Options) location() *time.Location {

@@ -69,7 +69,7 @@ func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 		return err
 	}
 
-	records := &csvRecords{br: br, opts: opts}
+	records := &csvRecords{br: br, opts: opts, text: opts.slabs}
 	if p.viaEncodingCSV {
 		records.cr = newCSVReader(br, opts, 1)
 	}
@@ -123,15 +123,15 @@ func readCSVHeader(records *csvRecords, opts Options) (*csvRow, error) {
 	if err := opts.checkHeader(headerLine, rec); err != nil {
 		return nil, err
 	}
-	// The record slice is reused: the header's strings must be copied
-	// out before the next read overwrites it.
+	// The record slice is reused, and its text may be too (textSlabs):
+	// the header's strings are copied out.
 	header := make([]string, len(rec))
 	var idx [len(csvColumns)]int
 	for i := range idx {
 		idx[i] = -1
 	}
 	for i, h := range rec {
-		h = strings.TrimSpace(h)
+		h = strings.Clone(strings.TrimSpace(h))
 		header[i] = h
 		for c, name := range csvColumns {
 			if strings.EqualFold(h, name) {
@@ -162,6 +162,7 @@ type csvRecords struct {
 	br   *bufio.Reader
 	opts Options
 	rec  []string // reused by every record
+	text *textSlabs
 	// line is the number of lines read before cr took over, counted as
 	// encoding/csv counts them: blank lines too.
 	line int
@@ -201,7 +202,7 @@ func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 		if len(b) == 0 {
 			continue
 		}
-		s := string(b) // the record's one allocation; fields share it
+		s := r.text.str(b) // the record's one string; fields share it
 		rec = r.rec[:0]
 		for {
 			i := strings.IndexByte(s, ',')
@@ -405,7 +406,7 @@ func (c *csvRow) setCurrency(currency string, line int) error {
 	if !ok {
 		return c.errorf(line, csvCurrency, "unknown currency %s", reconcile.Quote(currency))
 	}
-	c.currency, c.digits = currency, digits
+	c.currency, c.digits = strings.Clone(currency), digits // kept beyond its row
 	return nil
 }
 

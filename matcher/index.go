@@ -2,6 +2,7 @@ package matcher
 
 import (
 	"hash/maphash"
+	"strings"
 	"time"
 	"unsafe"
 
@@ -349,6 +350,7 @@ func (m *Matcher) rateCode(rate string) uint16 {
 	if m.rates == nil {
 		m.rates = map[string]uint16{}
 	}
+	rate = strings.Clone(rate) // kept beyond its row
 	m.rateWords = append(m.rateWords, rate)
 	m.rates[rate] = uint16(len(m.rateWords))
 	return uint16(len(m.rateWords))

@@ -151,7 +151,9 @@ func New(day reconcile.BusinessDay, opts Options) *Matcher {
 }
 
 // AddRow indexes one settlement row. Rows of a kind the parser did not
-// recognise are kept aside and reported, never dropped.
+// recognise are kept aside and reported, never dropped. Like every Add
+// method, it copies what it keeps of the row's text: the caller may
+// reuse it once the call returns.
 func (m *Matcher) AddRow(tx reconcile.Transaction) {
 	m.flushLocals()
 	m.rowCount++
@@ -160,11 +162,11 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 		return
 	}
 	if tx.Kind != reconcile.KindPayment && tx.Kind != reconcile.KindRefund {
-		m.others = append(m.others, tx)
+		m.others = append(m.others, tx.Clone())
 		return
 	}
 	if tx.Kind == reconcile.KindRefund && tx.RefundNo == "" {
-		m.unkeyed = append(m.unkeyed, tx) // until its refund id is looked up (ResolveRefunds)
+		m.unkeyed = append(m.unkeyed, tx.Clone()) // until its refund id is looked up (ResolveRefunds)
 		return
 	}
 	m.index(tx)
@@ -304,7 +306,7 @@ func (m *Matcher) RowsDone() {
 // shard needs: a refund of an order of this shard, under a refund number
 // of another. It is counted in its order's refunds, not matched.
 func (m *Matcher) AddContextRow(tx reconcile.Transaction) {
-	m.context = append(m.context, tx)
+	m.context = append(m.context, tx.Clone())
 }
 
 // AddSettledElsewhere notes a payment row of another shard's key: the

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"reconcile"
 	"reconcile/matcher"
@@ -798,5 +799,36 @@ func TestRawKindsKept(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRowTextLent: the matcher copies what it keeps of a row, so a row
+// whose text is lent (a parser's reused slab) and overwritten once AddRow
+// returns still reads as it was: the row of an unknown kind it reports,
+// and the refund kept until its number is found.
+func TestRowTextLent(t *testing.T) {
+	buf := []byte("O1T1REVOKEDCNYO2WXR2")
+	lent := func(from, to int) string { return unsafe.String(&buf[from], to-from) }
+	m := matcher.New(day, matcher.Options{})
+	at := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	m.AddRow(reconcile.Transaction{Kind: reconcile.KindOther, OrderNo: lent(0, 2), ChannelTxnID: lent(2, 4),
+		RawKind: lent(4, 11), Amount: 100, Currency: lent(11, 14), OccurredAt: at, Line: 4})
+	m.AddRow(reconcile.Transaction{Kind: reconcile.KindRefund, OrderNo: lent(14, 16), ChannelTxnID: lent(16, 20),
+		Amount: 50, Currency: lent(11, 14), Status: reconcile.StatusSuccess, OccurredAt: at, Line: 5})
+	for i := range buf {
+		buf[i] = 'x'
+	}
+	if ids := m.UnkeyedRefunds(); len(ids) != 1 || ids[0] != "WXR2" {
+		t.Errorf("refund kept without its number: got ids %q, want WXR2", ids)
+	}
+	var got *reconcile.Finding
+	c := m.Classify()
+	for i, f := range c.Findings {
+		if f.Category == reconcile.Unrecognized {
+			got = &c.Findings[i]
+		}
+	}
+	if got == nil || got.OrderNo != "O1" || got.ChannelTxnID != "T1" || got.RawKind != "REVOKED" || got.Currency != "CNY" {
+		t.Errorf("the row of an unknown kind: got %+v, want O1 T1 REVOKED CNY", got)
 	}
 }

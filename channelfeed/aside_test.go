@@ -87,3 +87,54 @@ func countChanged(lent []string, kept []reconcile.Transaction) int {
 	}
 	return n
 }
+
+// TestParseFileAsideLends: for each format whose rows lend their text,
+// ParseFileAside gives add the rows ParseFile reads, field for field,
+// while the slabs under them are filled again.
+func TestParseFileAsideLends(t *testing.T) {
+	for _, tt := range []struct {
+		format string
+		data   []byte
+	}{
+		{"csv", genCSV(30000)},
+		{"wechatpay", genWeChatPay(30000)},
+	} {
+		t.Run(tt.format, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "bill.csv")
+			if err := os.WriteFile(path, tt.data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			opts := Options{Location: shanghai}
+			var want []reconcile.Transaction
+			if _, err := ParseFile(t.Context(), path, tt.format, opts, func(tx reconcile.Transaction) error {
+				want = append(want, tx)
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			var lent []string
+			i := 0
+			if _, err := ParseFileAside(t.Context(), path, tt.format, opts, func(tx reconcile.Transaction) {
+				if i >= len(want) || tx != want[i] {
+					t.Fatalf("row %d as added: got %+v, want %+v", i, tx, want[i])
+				}
+				lent = append(lent, tx.ChannelTxnID)
+				i++
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if i != len(want) {
+				t.Fatalf("%d rows added, want %d", i, len(want))
+			}
+			changed := 0
+			for k := range lent {
+				if lent[k] != want[k].ChannelTxnID {
+					changed++
+				}
+			}
+			if changed == 0 {
+				t.Errorf("no lent channel id changed after its batch: the text was not lent from reused slabs")
+			}
+		})
+	}
+}

@@ -108,6 +108,18 @@ func (l *lineScanner) next() (string, bool) {
 	return l.text(), true
 }
 
+// nextIn is next with the line's text kept in slabs (see textSlabs): for
+// the rows of a bill, whose text is lent to the caller of ParseFileAside.
+func (l *lineScanner) nextIn(slabs *textSlabs) (string, bool) {
+	if !l.scan() {
+		return "", false
+	}
+	if l.bom() {
+		return l.text(), true
+	}
+	return slabs.str(l.sc.Bytes()), true
+}
+
 // indexBareCR is the index of the first CR of line b, or with quotes of
 // the first one outside double quotes; -1 when there is none.
 func indexBareCR(b []byte, quotes bool) int {

@@ -166,7 +166,7 @@ func (b *wxBill) start() error {
 // details reads the detail rows into rows, then the summary after them.
 func (b *wxBill) details(rows *rowSink) error {
 	for {
-		s, ok := b.lines.next()
+		s, ok := b.lines.nextIn(b.opts.slabs)
 		if !ok {
 			if b.lines.err != nil {
 				return b.lines.err
@@ -501,7 +501,7 @@ func (b *wxBill) setCurrency(currency string, line int) error {
 	if b.currency != "" {
 		return b.opts.errorf(line, b.name(wxCurrency), "currency %s in a bill of %s: the summary totals cannot be checked", currency, b.currency)
 	}
-	b.currency, b.digits = currency, digits
+	b.currency, b.digits = strings.Clone(currency), digits // kept beyond its row
 	return nil
 }
 

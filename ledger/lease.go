@@ -66,13 +66,13 @@ func (db *DB) LockRun(ctx context.Context, channel string, day reconcile.Busines
 
 // takeOverExpired ends the holder of an expired lease, if there is one.
 func (db *DB) takeOverExpired(ctx context.Context, channel string, date time.Time, shard reconcile.Shard) error {
-	rows, err := db.pool.Query(ctx, forgetting(`
+	rows, err := db.pool.Query(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(), lease_until = NULL,
        error = 'lease expired at ' || to_char(lease_until, 'YYYY-MM-DD HH24:MI:SS TZ') ||
                ': its holder was stuck or cut off, and was stopped',
        alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
  WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'RUNNING' AND lease_until < now()
-RETURNING id, holder_pid`, "holder_pid"), channel, date, shard.String())
+RETURNING holder_pid`, channel, date, shard.String())
 	if err != nil {
 		return interpretError(err)
 	}
@@ -174,12 +174,11 @@ func (l *RunLock) Release() {
 // alerted on its own: its process alerted what it could, and the run that
 // takes over reports on the date.
 func (db *DB) AbandonRuns(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard) (int, error) {
-	tag, err := db.pool.Exec(ctx, forgetting(`
+	tag, err := db.pool.Exec(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = now(), lease_until = NULL,
        error = 'abandoned: its process stopped before the run finished (killed, or the database went away)',
        alert_sent_at = now(), alert_error = 'not alerted: the run that took over reports on this date'
- WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'RUNNING'
-RETURNING id`, "id"), channel, dateOf(day), shard.String())
+ WHERE channel = $1 AND business_date = $2 AND shard = $3 AND status = 'RUNNING'`, channel, dateOf(day), shard.String())
 	if err != nil {
 		return 0, fmt.Errorf("abandon runs of %s %s: %w", channel, day, interpretError(err))
 	}

@@ -3,11 +3,9 @@ package ledger_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"testing"
 	"time"
 
-	"reconcile"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 )
@@ -89,91 +87,5 @@ func TestMemoryParts(t *testing.T) {
 	}
 	if parts != 0 || filters != 1 {
 		t.Errorf("a night without rows: %d parts and %d filters, want 0 and 1", parts, filters)
-	}
-}
-
-// TestMemoryOfAFailedCommit: the memory is committed on a connection of
-// its own before the run's transaction, so a commit that fails after it
-// leaves a memory no later night reads, and the run's failure deletes it;
-// a memory that cannot be written fails the commit, leaving nothing of it.
-func TestMemoryOfAFailedCommit(t *testing.T) {
-	ctx := context.Background()
-	db, _ := ledgertest.DB(t)
-	next := testDay
-	next.Date = next.Date.AddDate(0, 0, 1)
-	stored := func(run string) (parts, filters, findings int) {
-		t.Helper()
-		if err := db.Pool().QueryRow(ctx, `SELECT (SELECT count(*) FROM settled_keys WHERE run_id = $1),
-		       (SELECT count(*) FROM settled_filters WHERE run_id = $1),
-		       (SELECT count(*) FROM findings WHERE run_id = $1)`, run).Scan(&parts, &filters, &findings); err != nil {
-			t.Fatal(err)
-		}
-		return parts, filters, findings
-	}
-	mem := ledger.Memory{Bits: 5, Filter: bytes.Repeat([]byte{0xA5}, 64), Parts: []ledger.MemoryPart{
-		{Index: 0, Rows: 2, Records: bytes.Repeat([]byte{1}, 80)},
-		{Index: 2, Rows: 1, Records: bytes.Repeat([]byte{2}, 40)},
-	}}
-
-	run := startRun(t, db, "run-late")
-	broken := errors.New("the workbook could not be made")
-	_, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run), Memory: mem,
-		Reports: func() ([]byte, []byte, error) { return nil, nil, broken }})
-	if !errors.Is(err, broken) {
-		t.Fatalf("CompleteRun with failing reports: got %v, want %v", err, broken)
-	}
-	if parts, filters, findings := stored("run-late"); parts != 2 || filters != 1 || findings != 0 {
-		t.Errorf("after the failed commit: %d parts, %d filters, %d findings; want the memory (2, 1) and no findings", parts, filters, findings)
-	}
-	nights := 0
-	if err := db.MemoryBefore(ctx, "wechatpay", next, 7,
-		func(int, []byte) ([]int, error) { nights++; return []int{0, 2}, nil },
-		func(time.Time, []byte) error { nights++; return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if nights != 0 {
-		t.Errorf("the memory of a run that did not succeed was read (%d filters and parts)", nights)
-	}
-	if err := db.FailRun(ctx, "run-late", time.Time{}, "the workbook could not be made"); err != nil {
-		t.Fatalf("FailRun: %v", err)
-	}
-	if parts, filters, _ := stored("run-late"); parts != 0 || filters != 0 {
-		t.Errorf("after FailRun: %d parts and %d filters, want none", parts, filters)
-	}
-
-	// Two parts with one index: the memory's transaction fails, and so
-	// does the run's.
-	clash := mem
-	clash.Parts = []ledger.MemoryPart{mem.Parts[0], mem.Parts[0]}
-	run = startRun(t, db, "run-clash")
-	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run), Memory: clash}); err == nil {
-		t.Fatal("CompleteRun with a memory that cannot be written: no error")
-	}
-	if parts, filters, findings := stored("run-clash"); parts != 0 || filters != 0 || findings != 0 {
-		t.Errorf("after a failed memory: %d parts, %d filters, %d findings; want none", parts, filters, findings)
-	}
-	got, err := db.GetRun(ctx, "run-clash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Status != reconcile.RunRunning {
-		t.Errorf("run after a failed memory: %s, want RUNNING", got.Status)
-	}
-
-	// A process that stopped after its memory was committed: the run that
-	// takes over abandons it, and its memory goes with it.
-	if _, err := db.AbandonRuns(ctx, "wechatpay", testDay, reconcile.Shard{}); err != nil {
-		t.Fatal(err)
-	}
-	run = startRun(t, db, "run-stopped")
-	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(run), Memory: mem,
-		Reports: func() ([]byte, []byte, error) { return nil, nil, broken }}); !errors.Is(err, broken) {
-		t.Fatalf("CompleteRun with failing reports: got %v, want %v", err, broken)
-	}
-	if n, err := db.AbandonRuns(ctx, "wechatpay", testDay, reconcile.Shard{}); err != nil || n != 1 {
-		t.Fatalf("AbandonRuns: %d, %v; want 1 run", n, err)
-	}
-	if parts, filters, _ := stored("run-stopped"); parts != 0 || filters != 0 {
-		t.Errorf("after AbandonRuns: %d parts and %d filters, want none", parts, filters)
 	}
 }

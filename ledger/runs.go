@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -63,10 +62,10 @@ type Outcome struct {
 }
 
 // CompleteRun writes the whole outcome of a run in one transaction: its
-// findings, the reversal journals of its unambiguous duplicates, the fate
-// of earlier pending findings, the supersession of earlier runs of the
-// same date, its reports, and the run's move to SUCCEEDED. The memory of
-// its file's rows is committed just before, unread until then. Journals whose idempotency key is already taken, by an earlier
+// findings, the reversal journals of its unambiguous duplicates, the rows
+// of its file, the fate of earlier pending findings, the supersession of
+// earlier runs of the same date, its reports, and the run's move to
+// SUCCEEDED. Journals whose idempotency key is already taken, by an earlier
 // or a concurrent run, are not posted again; their findings still point at
 // them. It returns how many journals were newly posted.
 //
@@ -90,22 +89,6 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 	if err != nil {
 		return 0, fmt.Errorf("complete run %s: fees: %w", run.ID, err)
 	}
-
-	// The memory, the largest write, goes through a connection of its own
-	// while this transaction writes the rest, and commits first: a night's
-	// memory is read only once its run is SUCCEEDED (rememberedSQL), which
-	// this transaction says last. A run that fails instead loses it with
-	// its failure (forgetSQL).
-	memCtx, stopMemory := context.WithCancel(ctx)
-	written := make(chan error, 1)
-	go func() {
-		written <- pgx.BeginFunc(memCtx, db.pool, func(tx pgx.Tx) error { return remember(memCtx, tx, run, o.Memory) })
-	}()
-	waitMemory := sync.OnceValue(func() error { return <-written })
-	defer func() {
-		stopMemory()
-		waitMemory()
-	}()
 
 	var reportsErr error // not the database's: said as it is
 	err = pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
@@ -131,7 +114,7 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err := supersede(ctx, tx, run); err != nil {
 			return fmt.Errorf("supersede earlier runs: %w", err)
 		}
-		if err := waitMemory(); err != nil {
+		if err := remember(ctx, tx, run, o.Memory); err != nil {
 			return fmt.Errorf("remember settled rows: %w", err)
 		}
 		if o.Reports != nil {
@@ -351,10 +334,9 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 // cannot overwrite a success.
 func (db *DB) FailRun(ctx context.Context, runID string, finishedAt time.Time, msg string) error {
 	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, forgetting(`
+		tag, err := tx.Exec(ctx, `
 UPDATE runs SET status = 'FAILED', finished_at = coalesce($2, now()), error = $3, lease_until = NULL
- WHERE id = $1 AND status = 'RUNNING'
-RETURNING id`, "id"), runID, nullTime(finishedAt), msg)
+ WHERE id = $1 AND status = 'RUNNING'`, runID, nullTime(finishedAt), msg)
 		if err != nil {
 			return err
 		}
@@ -433,15 +415,4 @@ func nullTime(t time.Time) any {
 		return nil
 	}
 	return t
-}
-
-// forgetting wraps an UPDATE that moves runs to FAILED and returns their
-// id, so that the statement also deletes their memory: a run's memory is
-// committed before the run succeeds (CompleteRun), and is never read for
-// a run that did not. The statement returns the columns named.
-func forgetting(update, columns string) string {
-	return `WITH failed AS (` + update + `),
-     keys AS (DELETE FROM settled_keys WHERE run_id IN (SELECT id FROM failed)),
-     filters AS (DELETE FROM settled_filters WHERE run_id IN (SELECT id FROM failed))
-SELECT ` + columns + ` FROM failed`
 }

@@ -68,10 +68,7 @@ func (m *Matcher) flushRows() {
 // link adds row ri, whose key hashes to h, to its key's group.
 func (m *Matcher) link(ri int32, h uint64) {
 	r := &m.rows[ri]
-	key := r.order
-	if r.kind == refundCode {
-		key = r.refund
-	}
+	key := r.key()
 	gi := m.lookupSpan(r.kind, key, h)
 	if gi < 0 {
 		gi = m.insert(r.kind, key, h)

@@ -243,7 +243,7 @@ func (m *Matcher) customerCases(add func(reconcile.Finding)) {
 // orderNo is the order's number; of the index's, without copying it.
 func (m *Matcher) orderNo(p paidOrder) string {
 	if p.li >= 0 {
-		b := m.arena.bytes(m.rows[m.locals[p.li].row].order) // a payment's key
+		b := m.arena.bytes(m.rows[m.locals[p.li].row].order()) // a payment's key
 		return unsafe.String(unsafe.SliceData(b), len(b))
 	}
 	return m.records[p.ri].OrderNo

@@ -1,6 +1,7 @@
 package matcher
 
 import (
+	"encoding/binary"
 	"hash/maphash"
 	"strings"
 	"time"
@@ -62,16 +63,33 @@ func codeOfKind(k reconcile.Kind) uint8 {
 	return paymentCode
 }
 
-// row is one payment or refund row of the file.
+// row is one payment or refund row of the file: 56 bytes.
 type row struct {
-	order, refund, id, rawKind span
-	amount, fee                int64
-	at                         int64 // unix nanoseconds
-	line                       int32
-	next                       int32  // the next row of the same key, or -1
-	feeRate                    uint16 // the file's own rate (rateCode); 0 when none
-	cur                        [3]byte
-	kind, status               uint8
+	amount, fee int64
+	at          int64 // unix nanoseconds
+	// text is where the row's order number, refund number and channel id
+	// begin in the arena, one after another; orderN, refundN and idN are
+	// their lengths (see the span methods).
+	text                 uint32
+	line                 int32
+	next                 int32 // the next row of the same key, or -1
+	orderN, refundN, idN uint32
+	feeRate              uint16 // the file's own rate (rateCode); 0 when none
+	cur                  [3]byte
+	kind, status         uint8
+	rawKind              uint8 // the file's word for its kind (Matcher.rawKind)
+}
+
+func (r *row) order() span  { return span{r.text, r.orderN} }
+func (r *row) refund() span { return span{r.text + r.orderN, r.refundN} }
+func (r *row) id() span     { return span{r.text + r.orderN + r.refundN, r.idN} }
+
+// key is the span of the row's key: its order number or refund number.
+func (r *row) key() span {
+	if r.kind == refundCode {
+		return r.refund()
+	}
+	return r.order()
 }
 
 // localRow is the local record of a key of the file.
@@ -194,26 +212,52 @@ func (m *Matcher) grow() {
 	}
 }
 
-// intern returns the code of a word (a local status, an idempotency
-// status), of which there are only a handful.
-// rawKind is the span of a row's own word for its kind. A file names a
-// few (payment and refund, SUCCESS and REFUND): the first maxRawKinds are
-// kept once and shared, and any after them, which only a strange file
-// has, take their own text as before.
-func (m *Matcher) rawKind(w string) span {
-	for _, k := range m.rawKinds {
+// A row's own word for its kind is a code. A file names a few (payment
+// and refund, SUCCESS and REFUND): the first maxRawKinds are kept once, in
+// rawKinds, and coded by their place there, one up (0 is no word). Any
+// after them, which only a strange file has, follow the row's channel id
+// in the arena, their length before them as a uvarint, coded ownRawKind:
+// such a row costs its word's bytes, as its other text does.
+const (
+	maxRawKinds       = 8
+	ownRawKind  uint8 = 0xFF
+)
+
+// addRawKind codes the word of the row whose text was just added.
+func (m *Matcher) addRawKind(w string) uint8 {
+	if w == "" {
+		return 0
+	}
+	for i, k := range m.rawKinds {
 		if string(m.arena.bytes(k)) == w {
-			return k
+			return uint8(i + 1)
 		}
 	}
-	k := m.arena.add(w)
 	if len(m.rawKinds) < maxRawKinds {
-		m.rawKinds = append(m.rawKinds, k)
+		m.rawKinds = append(m.rawKinds, m.arena.add(w))
+		return uint8(len(m.rawKinds))
 	}
-	return k
+	m.arena.b = binary.AppendUvarint(m.arena.b, uint64(len(w)))
+	m.arena.b = append(m.arena.b, w...)
+	return ownRawKind
 }
 
-const maxRawKinds = 8
+// rawKind is the row's own word for its kind.
+func (m *Matcher) rawKind(r *row) string {
+	switch r.rawKind {
+	case 0:
+		return ""
+	case ownRawKind:
+		end := r.id()
+		b := m.arena.b[end.off+end.n:]
+		n, w := binary.Uvarint(b)
+		return string(b[w : w+int(n)])
+	}
+	return m.arena.str(m.rawKinds[r.rawKind-1])
+}
+
+// intern returns the code of a word (a local status, an idempotency
+// status), of which there are only a handful.
 
 func (m *Matcher) intern(w string) uint16 {
 	for i, x := range m.words {
@@ -258,15 +302,15 @@ func (m *Matcher) transaction(i int32) reconcile.Transaction {
 	r := &m.rows[i]
 	return reconcile.Transaction{
 		Kind:         kindOf(r.kind),
-		OrderNo:      m.arena.str(r.order),
-		RefundNo:     m.arena.str(r.refund),
-		ChannelTxnID: m.arena.str(r.id),
+		OrderNo:      m.arena.str(r.order()),
+		RefundNo:     m.arena.str(r.refund()),
+		ChannelTxnID: m.arena.str(r.id()),
 		Amount:       r.amount,
 		Currency:     curString(r.cur),
 		OccurredAt:   m.timeOf(r.at),
 		FeeMilli:     r.fee,
 		Status:       statusCodes[r.status],
-		RawKind:      m.arena.str(r.rawKind),
+		RawKind:      m.rawKind(r),
 		FeeRate:      m.feeRate(r),
 		Line:         int(r.line),
 	}
@@ -278,7 +322,7 @@ func (m *Matcher) local(i int32) *reconcile.LocalRecord {
 	r := &m.rows[l.row]
 	t, ok := m.localText[i]
 	if !ok {
-		t = localText{r.order, r.refund, r.id}
+		t = localText{r.order(), r.refund(), r.id()}
 		if l.noID {
 			t.id = span{}
 		}

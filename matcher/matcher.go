@@ -176,16 +176,14 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 func (m *Matcher) index(tx reconcile.Transaction) {
 	kind := codeOfKind(tx.Kind)
 	r := row{
-		order: m.arena.add(tx.OrderNo), id: m.arena.add(tx.ChannelTxnID),
+		text:   m.arena.add(tx.OrderNo).off,
+		orderN: uint32(len(tx.OrderNo)), refundN: uint32(len(tx.RefundNo)), idN: uint32(len(tx.ChannelTxnID)),
 		amount: tx.Amount, fee: tx.FeeMilli, at: unixNano(tx.OccurredAt), line: int32(tx.Line),
 		next: -1, cur: curOf(tx.Currency), kind: kind, status: statusCode(tx.Status),
 	}
-	if tx.RefundNo != "" {
-		r.refund = m.arena.add(tx.RefundNo)
-	}
-	if tx.RawKind != "" {
-		r.rawKind = m.rawKind(tx.RawKind)
-	}
+	m.arena.add(tx.RefundNo)
+	m.arena.add(tx.ChannelTxnID)
+	r.rawKind = m.addRawKind(tx.RawKind) // after the row's text, which its own word follows
 	if tx.FeeRate != "" && m.opts.Fees != nil {
 		r.feeRate = m.rateCode(tx.FeeRate) // shown beside the contract's rate
 	}
@@ -352,11 +350,11 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	} else if l.pairable {
 		m.countPair(&l) // as it attaches, while the record is at hand
 	}
-	sameOrder := string(m.arena.bytes(first.order)) == string(r.OrderNo)
-	sameRefund := string(m.arena.bytes(first.refund)) == string(r.RefundNo)
-	sameID := l.noID || string(m.arena.bytes(first.id)) == string(r.ChannelTxnID)
+	sameOrder := string(m.arena.bytes(first.order())) == string(r.OrderNo)
+	sameRefund := string(m.arena.bytes(first.refund())) == string(r.RefundNo)
+	sameID := l.noID || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
 	if !sameOrder || !sameRefund || !sameID {
-		t := localText{first.order, first.refund, first.id}
+		t := localText{first.order(), first.refund(), first.id()}
 		if !sameOrder {
 			t.order = m.arena.addBytes(r.OrderNo)
 		}
@@ -578,7 +576,7 @@ func (m *Matcher) carries(f reconcile.Finding) bool {
 		return slices.Contains(rowFingerprints(g.rows), f.Fingerprint())
 	}
 	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
-		if string(m.arena.bytes(m.rows[ri].id)) == f.ChannelTxnID {
+		if string(m.arena.bytes(m.rows[ri].id())) == f.ChannelTxnID {
 			return true
 		}
 	}

@@ -785,6 +785,9 @@ func TestRawKindsKept(t *testing.T) {
 				no := fmt.Sprintf("O%02d", i)
 				tx := pay(no, "T"+no, 100, "10:00")
 				tx.RawKind = fmt.Sprintf("word-%d", i%words)
+				if i%words == 13 {
+					tx.RawKind += strings.Repeat("k", 300) // a length of two bytes before it
+				}
 				want[no] = tx.RawKind
 				m.AddRow(tx)
 				m.AddLocal(order(no, "PAID", 90, "10:00")) // an amount mismatch: a finding per row

@@ -132,12 +132,9 @@ func (m *Matcher) Memory() []byte {
 		lo, hi := w*len(m.rows)/workers, (w+1)*len(m.rows)/workers
 		for i := lo; i < hi; i++ {
 			r := &m.rows[i]
-			key := r.order
-			if r.kind == refundCode {
-				key = r.refund
-			}
-			id := hashIDBytes(m.arena.bytes(r.id))
-			if r.id.n == 0 {
+			key := r.key()
+			id := hashIDBytes(m.arena.bytes(r.id()))
+			if r.idN == 0 {
 				id = rowIDHash(m.transaction(int32(i))) // rare: a row without a channel id
 			}
 			// Appending to an empty slice of the record's room writes in place.
@@ -284,8 +281,8 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 		copy(idb[:], rec[16:24])
 		m.earlier[gi] = append(m.earlier[gi], reconcile.Transaction{
 			Kind:         kindOf(g.kind),
-			OrderNo:      m.arena.str(first.order),
-			RefundNo:     m.arena.str(first.refund),
+			OrderNo:      m.arena.str(first.order()),
+			RefundNo:     m.arena.str(first.refund()),
 			ChannelTxnID: "fp:" + hex.EncodeToString(idb[:]),
 			Amount:       int64(binary.BigEndian.Uint64(rec[24:32])),
 			Currency:     string(bytes.TrimRight(rec[32:35], "\x00")),

@@ -44,7 +44,7 @@ func (m *Matcher) RefundOrders() []string {
 		// The ledger finds a plain match through the day's records; a
 		// refund whose record is of another day, or whose row says
 		// another amount or outcome, it is asked about by name.
-		order := m.arena.bytes(m.rows[g.first].order)
+		order := m.arena.bytes(m.rows[g.first].order())
 		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) && m.plainMatch(int32(gi)) {
 			if l := &m.locals[g.local]; m.holdsOrderFor(order, l.amount, l.cur) {
 				continue
@@ -126,7 +126,7 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 		if g.kind != refundCode {
 			continue
 		}
-		order := m.arena.bytes(m.rows[g.first].order)
+		order := m.arena.bytes(m.rows[g.first].order())
 		if _, ok := m.orders[string(order)]; !ok {
 			continue
 		}

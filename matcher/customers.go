@@ -178,14 +178,14 @@ func (m *Matcher) countPair(l *localRow) {
 // settled by a row of tonight's file. It is decided as the record
 // attaches, when every row is in; a record that attaches while the file
 // is still being read is decided again once it is (RowsDone).
-func (m *Matcher) pairable(gi int32, l *localRow) bool {
-	return m.mayPair(l) && m.settledRow(m.groups[gi].first)
+func (m *Matcher) pairable(gi, li int32, l *localRow) bool {
+	return m.mayPair(li, l) && m.settledRow(m.groups[gi].first)
 }
 
 // mayPair reports whether the record itself is one rule 10 looks at:
 // a paid order with a customer of the run's.
-func (m *Matcher) mayPair(l *localRow) bool {
-	return l.kind == paymentCode && l.hasCustomer && localOutcome(m.words[l.status]) == reconcile.StatusSuccess &&
+func (m *Matcher) mayPair(li int32, l *localRow) bool {
+	return l.kind == paymentCode && l.hasCustomer && localOutcome(m.word(li, l, false)) == reconcile.StatusSuccess &&
 		m.opts.Shard.HasCustomer(l.customer)
 }
 

@@ -99,11 +99,11 @@ func (r *row) key() span {
 // any of it differs otherwise, the matcher's localText holds it.
 type localRow struct {
 	amount       int64
-	at           int64  // settled at, unix nanoseconds; 0 when not settled
-	customer     int64  // orders.user_id, when hasCustomer
-	created      int64  // the order's created_at, unix nanoseconds
-	row          int32  // the first row of its key
-	status, idem uint16 // indexes into the matcher's interned words
+	at           int64 // settled at, unix nanoseconds; 0 when not settled
+	customer     int64 // orders.user_id, when hasCustomer
+	created      int64 // the order's created_at, unix nanoseconds
+	row          int32 // the first row of its key
+	status, idem uint8 // codes of words (Matcher.word)
 	cur          [3]byte
 	kind         uint8
 	noID         bool // its channel id is empty
@@ -256,27 +256,68 @@ func (m *Matcher) rawKind(r *row) string {
 	return m.arena.str(m.rawKinds[r.rawKind-1])
 }
 
-// intern returns the code of a word (a local status, an idempotency
-// status), of which there are only a handful.
+// A local record's status and idempotency status are codes of the words
+// a run has seen (m.words), of which local tables have a handful. Past
+// maxWords, a record's word is its own, kept under the record in
+// m.ownWords: a table that writes a status of its own on every record (a
+// view gone wrong, or a hostile one) costs a map entry per record, never
+// a search through every word seen, nor another record's word.
+const (
+	maxWords       = 32
+	ownWord  uint8 = 0xFF
+)
 
-func (m *Matcher) intern(w string) uint16 {
-	for i, x := range m.words {
-		if x == w {
-			return uint16(i)
-		}
-	}
-	m.words = append(m.words, w)
-	return uint16(len(m.words) - 1)
-}
-
-func (m *Matcher) internBytes(w []byte) uint16 {
+// wordCode is the code of w, or ownWord.
+func (m *Matcher) wordCode(w []byte) uint8 {
 	for i, x := range m.words {
 		if x == string(w) {
-			return uint16(i)
+			return uint8(i)
 		}
 	}
+	if len(m.words) == maxWords {
+		return ownWord
+	}
 	m.words = append(m.words, string(w))
-	return uint16(len(m.words) - 1)
+	return uint8(len(m.words) - 1)
+}
+
+// ownWordKey is where m.ownWords keeps a status (or, with idem, the
+// idempotency status) of local record li.
+func ownWordKey(li int32, idem bool) int64 {
+	k := int64(li) << 1
+	if idem {
+		k |= 1
+	}
+	return k
+}
+
+// setWord codes w as local record li's status, or with idem its
+// idempotency status.
+func (m *Matcher) setWord(li int32, l *localRow, idem bool, w []byte) {
+	c := m.wordCode(w)
+	if c == ownWord {
+		if m.ownWords == nil {
+			m.ownWords = map[int64]string{}
+		}
+		m.ownWords[ownWordKey(li, idem)] = string(w)
+	}
+	if idem {
+		l.idem = c
+	} else {
+		l.status = c
+	}
+}
+
+// word is local record li's status, or with idem its idempotency status.
+func (m *Matcher) word(li int32, l *localRow, idem bool) string {
+	c := l.status
+	if idem {
+		c = l.idem
+	}
+	if c == ownWord {
+		return m.ownWords[ownWordKey(li, idem)]
+	}
+	return m.words[c]
 }
 
 func curOf(s string) (c [3]byte) {
@@ -333,9 +374,9 @@ func (m *Matcher) local(i int32) *reconcile.LocalRecord {
 		RefundNo:     m.arena.str(t.refund),
 		Amount:       l.amount,
 		Currency:     curString(l.cur),
-		Status:       m.words[l.status],
+		Status:       m.word(i, l, false),
 		ChannelTxnID: m.arena.str(t.id),
-		IdemStatus:   m.words[l.idem],
+		IdemStatus:   m.word(i, l, true),
 		Customer:     l.customer,
 		HasCustomer:  l.hasCustomer,
 		CreatedAt:    m.timeOf(l.created),

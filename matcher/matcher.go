@@ -79,7 +79,8 @@ type Matcher struct {
 	tab         table
 	locals      []localRow
 	localText   map[int32]localText // of the locals whose text is not their row's
-	words       []string            // interned local and idempotency statuses
+	words       []string            // local and idempotency statuses, coded (wordCode)
+	ownWords    map[int64]string    // the words past them, by record (ownWordKey)
 	rawKinds    []span              // the rows' own words for their kinds, shared (rawKind)
 	batch       batch               // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
@@ -340,13 +341,15 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	}
 	cur := curOfBytes(r.Currency)
 	first := &m.rows[g.first]
+	li := int32(len(m.locals))
 	l := localRow{
 		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt), row: g.first,
-		status: m.internBytes(r.Status), idem: m.internBytes(r.IdemStatus), noID: len(r.ChannelTxnID) == 0,
-		customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
+		noID: len(r.ChannelTxnID) == 0, customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
 	}
-	if l.pairable = m.pairable(gi, &l); !l.pairable && m.interleaved && m.mayPair(&l) {
-		m.recheck = append(m.recheck, int32(len(m.locals))) // a later row may settle it
+	m.setWord(li, &l, false, r.Status)
+	m.setWord(li, &l, true, r.IdemStatus)
+	if l.pairable = m.pairable(gi, li, &l); !l.pairable && m.interleaved && m.mayPair(li, &l) {
+		m.recheck = append(m.recheck, li) // a later row may settle it
 	} else if l.pairable {
 		m.countPair(&l) // as it attaches, while the record is at hand
 	}
@@ -369,9 +372,9 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		if m.localText == nil {
 			m.localText = map[int32]localText{}
 		}
-		m.localText[int32(len(m.locals))] = t
+		m.localText[li] = t
 	}
-	g.local = int32(len(m.locals))
+	g.local = li
 	m.locals = append(m.locals, l)
 	return true
 }
@@ -411,7 +414,8 @@ func (m *Matcher) IdemKeys() (orders, refunds []string) {
 func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 	m.flush()
 	if gi := m.lookup(codeOfKind(kind), key); gi >= 0 && m.groups[gi].local >= 0 {
-		m.locals[m.groups[gi].local].idem = m.intern(status)
+		li := m.groups[gi].local
+		m.setWord(li, &m.locals[li], true, []byte(status))
 	}
 }
 
@@ -440,7 +444,7 @@ func (m *Matcher) plainMatch(gi int32) bool {
 	if r.amount != l.amount || r.cur != l.cur {
 		return false
 	}
-	return localOutcome(m.words[l.status]) == statusCodes[r.status]
+	return localOutcome(m.word(g.local, l, false)) == statusCodes[r.status]
 }
 
 func localOutcome(status string) reconcile.TxnStatus {

@@ -835,3 +835,28 @@ func TestRowTextLent(t *testing.T) {
 		t.Errorf("the row of an unknown kind: got %+v, want O1 T1 REVOKED CNY", got)
 	}
 }
+
+// TestManyLocalWords: local tables that write a status of their own on
+// every record (a view gone wrong, or a hostile one) still have each
+// record's status read back as it was, past the words a run keeps coded.
+func TestManyLocalWords(t *testing.T) {
+	const n = 70_000
+	m := matcher.New(day, matcher.Options{ExpectRows: n})
+	for i := range n {
+		no := fmt.Sprintf("O%06d", i)
+		m.AddRow(pay(no, "T"+no, 100, "10:00"))
+	}
+	for i := range n {
+		no := fmt.Sprintf("O%06d", i)
+		m.AddLocal(order(no, fmt.Sprintf("S%06d", i), 100, "10:00"))
+	}
+	res := m.Classify()
+	if len(res.Findings) != n {
+		t.Fatalf("got %d findings, want one status mismatch for each of the %d records", len(res.Findings), n)
+	}
+	for _, f := range res.Findings {
+		if want := "S" + f.OrderNo[1:]; f.LocalStatus != want {
+			t.Fatalf("%s: local status read back as %q, want %q", f.OrderNo, f.LocalStatus, want)
+		}
+	}
+}

@@ -39,7 +39,7 @@ func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
 	bound := m.day.Start().Add(m.opts.PaymentWindow)
 	var out []reconcile.LocalRecord
 	for li := range m.locals {
-		if l := &m.locals[li]; l.pairable && l.created < unixNano(bound) {
+		if l := &m.locals[li]; l.is(localPairable) && l.created < unixNano(bound) {
 			out = append(out, *m.local(int32(li)))
 		}
 	}
@@ -98,13 +98,14 @@ func (m *Matcher) tonightsOrders() []paidOrder {
 	for lo := 0; lo < len(m.locals); lo += batchSize {
 		batch := m.locals[lo:min(lo+batchSize, len(m.locals))]
 		for i := range batch {
-			if l := &batch[i]; l.pairable {
-				sum += c.word(l.customer, l.amount, l.cur)
+			if l := &batch[i]; l.is(localPairable) {
+				sum += c.word(l.customer, l.amount, m.localCur(int32(lo+i), l))
 			}
 		}
 		for i := range batch {
-			if l := &batch[i]; l.pairable && c.twice(l.customer, l.amount, l.cur) {
-				out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: int32(lo + i), ri: -1, cur: l.cur, tonight: true})
+			li := int32(lo + i)
+			if l := &batch[i]; l.is(localPairable) && c.twice(l.customer, l.amount, m.localCur(li, l)) {
+				out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: li, ri: -1, cur: m.localCur(li, l), tonight: true})
 			}
 		}
 	}
@@ -166,11 +167,11 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 
 // countPair counts a pairable order of the index in rule 10's counters,
 // sized for the file, whose rows may not all be in yet.
-func (m *Matcher) countPair(l *localRow) {
+func (m *Matcher) countPair(li int32, l *localRow) {
 	if m.pairs.words == nil {
 		m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
 	}
-	m.pairs.add(l.customer, l.amount, l.cur, 1)
+	m.pairs.add(l.customer, l.amount, m.localCur(li, l), 1)
 }
 
 // pairable reports whether a local record that attaches to group gi is
@@ -185,7 +186,7 @@ func (m *Matcher) pairable(gi, li int32, l *localRow) bool {
 // mayPair reports whether the record itself is one rule 10 looks at:
 // a paid order with a customer of the run's.
 func (m *Matcher) mayPair(li int32, l *localRow) bool {
-	return l.kind == paymentCode && l.hasCustomer && localOutcome(m.word(li, l, false)) == reconcile.StatusSuccess &&
+	return !l.is(localRefund) && l.is(localCustomer) && localOutcome(m.word(li, l, false)) == reconcile.StatusSuccess &&
 		m.opts.Shard.HasCustomer(l.customer)
 }
 

@@ -97,18 +97,42 @@ func (r *row) key() span {
 // Its text is nearly always the text of the first row of its key, which
 // it points at; where the channel id is empty a flag says so, and where
 // any of it differs otherwise, the matcher's localText holds it.
+// It is 40 bytes.
 type localRow struct {
 	amount       int64
 	at           int64 // settled at, unix nanoseconds; 0 when not settled
-	customer     int64 // orders.user_id, when hasCustomer
+	customer     int64 // orders.user_id, when localCustomer
 	created      int64 // the order's created_at, unix nanoseconds
 	row          int32 // the first row of its key
 	status, idem uint8 // codes of words (Matcher.word)
-	cur          [3]byte
-	kind         uint8
-	noID         bool // its channel id is empty
-	hasCustomer  bool
-	pairable     bool // an order rule 10 looks at (Matcher.pairable)
+	cur          uint8 // code of its currency (Matcher.localCur)
+	flags        localFlags
+}
+
+type localFlags uint8
+
+const (
+	localRefund   localFlags = 1 << iota // a refund's record, not an order's
+	localNoID                            // its channel id is empty
+	localCustomer                        // it has a customer
+	localPairable                        // an order rule 10 looks at (Matcher.pairable)
+)
+
+func (l *localRow) is(f localFlags) bool { return l.flags&f != 0 }
+
+func (l *localRow) set(f localFlags, on bool) {
+	if on {
+		l.flags |= f
+	} else {
+		l.flags &^= f
+	}
+}
+
+func (l *localRow) kind() uint8 {
+	if l.is(localRefund) {
+		return refundCode
+	}
+	return paymentCode
 }
 
 // localText is the text of a local record that differs from its row's.
@@ -267,6 +291,37 @@ const (
 	ownWord  uint8 = 0xFF
 )
 
+// A local record's currency is a code too, of m.curs; a table of more
+// than maxCurs currencies keeps the rest under the record, in m.ownCurs.
+const maxCurs = 254
+
+// setCur codes cur as local record li's currency.
+func (m *Matcher) setCur(li int32, l *localRow, cur [3]byte) {
+	for i, c := range m.curs {
+		if c == cur {
+			l.cur = uint8(i)
+			return
+		}
+	}
+	if len(m.curs) < maxCurs {
+		m.curs = append(m.curs, cur)
+		l.cur = uint8(len(m.curs) - 1)
+		return
+	}
+	if m.ownCurs == nil {
+		m.ownCurs = map[int32][3]byte{}
+	}
+	m.ownCurs[li], l.cur = cur, ownWord
+}
+
+// localCur is local record li's currency.
+func (m *Matcher) localCur(li int32, l *localRow) [3]byte {
+	if l.cur == ownWord {
+		return m.ownCurs[li]
+	}
+	return m.curs[l.cur]
+}
+
 // wordCode is the code of w, or ownWord.
 func (m *Matcher) wordCode(w []byte) uint8 {
 	for i, x := range m.words {
@@ -364,21 +419,21 @@ func (m *Matcher) local(i int32) *reconcile.LocalRecord {
 	t, ok := m.localText[i]
 	if !ok {
 		t = localText{r.order(), r.refund(), r.id()}
-		if l.noID {
+		if l.is(localNoID) {
 			t.id = span{}
 		}
 	}
 	rec := &reconcile.LocalRecord{
-		Kind:         kindOf(l.kind),
+		Kind:         kindOf(l.kind()),
 		OrderNo:      m.arena.str(t.order),
 		RefundNo:     m.arena.str(t.refund),
 		Amount:       l.amount,
-		Currency:     curString(l.cur),
+		Currency:     curString(m.localCur(i, l)),
 		Status:       m.word(i, l, false),
 		ChannelTxnID: m.arena.str(t.id),
 		IdemStatus:   m.word(i, l, true),
 		Customer:     l.customer,
-		HasCustomer:  l.hasCustomer,
+		HasCustomer:  l.is(localCustomer),
 		CreatedAt:    m.timeOf(l.created),
 	}
 	rec.SettledAt = m.timeOf(l.at)

@@ -81,6 +81,8 @@ type Matcher struct {
 	localText   map[int32]localText // of the locals whose text is not their row's
 	words       []string            // local and idempotency statuses, coded (wordCode)
 	ownWords    map[int64]string    // the words past them, by record (ownWordKey)
+	curs        [][3]byte           // local records' currencies, coded (setCur)
+	ownCurs     map[int32][3]byte   // the currencies past them, by record
 	rawKinds    []span              // the rows' own words for their kinds, shared (rawKind)
 	batch       batch               // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
@@ -294,8 +296,8 @@ func (m *Matcher) RowsDone() {
 	m.flushLocals()
 	for _, li := range m.recheck {
 		if l := &m.locals[li]; m.settledRow(l.row) {
-			l.pairable = true
-			m.countPair(l)
+			l.set(localPairable, true)
+			m.countPair(li, l)
 		}
 	}
 	m.recheck = nil
@@ -339,23 +341,24 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 	if g.local >= 0 {
 		return true
 	}
-	cur := curOfBytes(r.Currency)
 	first := &m.rows[g.first]
 	li := int32(len(m.locals))
-	l := localRow{
-		amount: r.Amount, cur: cur, kind: kind, at: unixNano(r.SettledAt), row: g.first,
-		noID: len(r.ChannelTxnID) == 0, customer: r.Customer, hasCustomer: r.HasCustomer, created: unixNano(r.CreatedAt),
-	}
+	l := localRow{amount: r.Amount, at: unixNano(r.SettledAt), row: g.first, customer: r.Customer, created: unixNano(r.CreatedAt)}
+	l.set(localRefund, kind == refundCode)
+	l.set(localNoID, len(r.ChannelTxnID) == 0)
+	l.set(localCustomer, r.HasCustomer)
+	m.setCur(li, &l, curOfBytes(r.Currency))
 	m.setWord(li, &l, false, r.Status)
 	m.setWord(li, &l, true, r.IdemStatus)
-	if l.pairable = m.pairable(gi, li, &l); !l.pairable && m.interleaved && m.mayPair(li, &l) {
+	if pairable := m.pairable(gi, li, &l); pairable {
+		l.set(localPairable, true)
+		m.countPair(li, &l) // as it attaches, while the record is at hand
+	} else if m.interleaved && m.mayPair(li, &l) {
 		m.recheck = append(m.recheck, li) // a later row may settle it
-	} else if l.pairable {
-		m.countPair(&l) // as it attaches, while the record is at hand
 	}
 	sameOrder := string(m.arena.bytes(first.order())) == string(r.OrderNo)
 	sameRefund := string(m.arena.bytes(first.refund())) == string(r.RefundNo)
-	sameID := l.noID || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
+	sameID := l.is(localNoID) || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
 	if !sameOrder || !sameRefund || !sameID {
 		t := localText{first.order(), first.refund(), first.id()}
 		if !sameOrder {
@@ -366,7 +369,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		}
 		if !sameID {
 			t.id = m.arena.addBytes(r.ChannelTxnID)
-		} else if l.noID {
+		} else if l.is(localNoID) {
 			t.id = span{}
 		}
 		if m.localText == nil {
@@ -441,7 +444,7 @@ func (m *Matcher) plainMatch(gi int32) bool {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]
-	if r.amount != l.amount || r.cur != l.cur {
+	if r.amount != l.amount || r.cur != m.localCur(g.local, l) {
 		return false
 	}
 	return localOutcome(m.word(g.local, l, false)) == statusCodes[r.status]

@@ -836,6 +836,32 @@ func TestRowTextLent(t *testing.T) {
 	}
 }
 
+// TestManyLocalCurrencies: a local table with more currencies than a run
+// codes has each record's currency read back as it was.
+func TestManyLocalCurrencies(t *testing.T) {
+	const n = 600
+	m := matcher.New(day, matcher.Options{})
+	cur := func(i int) string { return string([]byte{'A' + byte(i/26/26%26), 'A' + byte(i/26%26), 'A' + byte(i%26)}) }
+	for i := range n {
+		no := fmt.Sprintf("O%04d", i)
+		m.AddRow(pay(no, "T"+no, 100, "10:00"))
+		rec := order(no, "PAID", 100, "10:00")
+		rec.Currency = cur(i)
+		m.AddLocal(rec)
+	}
+	res := m.Classify()
+	if len(res.Findings) != n {
+		t.Fatalf("got %d findings, want an amount mismatch for each of the %d records", len(res.Findings), n)
+	}
+	for _, f := range res.Findings {
+		var i int
+		fmt.Sscanf(f.OrderNo, "O%04d", &i)
+		if f.LocalCurrency != cur(i) || f.Category != reconcile.AmountMismatch {
+			t.Fatalf("%s: %s with local currency %q, want amount_mismatch and %q", f.OrderNo, f.Category, f.LocalCurrency, cur(i))
+		}
+	}
+}
+
 // TestManyLocalWords: local tables that write a status of their own on
 // every record (a view gone wrong, or a hostile one) still have each
 // record's status read back as it was, past the words a run keeps coded.

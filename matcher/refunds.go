@@ -46,7 +46,7 @@ func (m *Matcher) RefundOrders() []string {
 		// another amount or outcome, it is asked about by name.
 		order := m.arena.bytes(m.rows[g.first].order())
 		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) && m.plainMatch(int32(gi)) {
-			if l := &m.locals[g.local]; m.holdsOrderFor(order, l.amount, l.cur) {
+			if l := &m.locals[g.local]; m.holdsOrderFor(order, l.amount, m.localCur(g.local, l)) {
 				continue
 			}
 		}
@@ -77,8 +77,9 @@ func (m *Matcher) holdsOrderFor(order []byte, amount int64, cur [3]byte) bool {
 	if gi < 0 || m.groups[gi].local < 0 {
 		return false
 	}
-	l := &m.locals[m.groups[gi].local]
-	return l.cur == cur && l.amount >= amount
+	li := m.groups[gi].local
+	l := &m.locals[li]
+	return m.localCur(li, l) == cur && l.amount >= amount
 }
 
 // AddOrderRefunds takes what the ledger knows of an order a refund

@@ -80,7 +80,7 @@ func (m *Matcher) link(ri int32, h uint64) {
 		m.rows[g.last].next = ri
 	}
 	g.last = ri
-	g.n++
+	g.kn++ // one more row
 }
 
 // queueLocal puts r in the batch, its text copied when copyText says the

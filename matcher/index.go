@@ -141,11 +141,13 @@ type localText struct{ order, refund, id span }
 // keyGroup is every row of the file with one key.
 type keyGroup struct {
 	key         span
-	kind        uint8
-	first, last int32 // rows
-	n           int32
-	local       int32 // the local record, or -1
+	first, last int32  // rows
+	local       int32  // the local record, or -1
+	kn          uint32 // its kind in the top bit, its number of rows below
 }
+
+func (g *keyGroup) kind() uint8 { return uint8(g.kn >> 31) }
+func (g *keyGroup) n() int32    { return int32(g.kn &^ (1 << 31)) }
 
 // table finds a group by kind and key: open addressing over slots that
 // hold a group index (i+1; 0 is empty) in the low half and the top of the
@@ -187,7 +189,7 @@ func (m *Matcher) lookupHashedBytes(kind uint8, key []byte, h uint64) int32 {
 		}
 		gi := int32(uint32(s)) - 1
 		g := &m.groups[gi]
-		if g.kind == kind && string(m.arena.bytes(g.key)) == string(key) {
+		if g.kind() == kind && string(m.arena.bytes(g.key)) == string(key) {
 			return gi
 		}
 	}
@@ -201,7 +203,7 @@ func (m *Matcher) lookupSpan(kind uint8, key span, h uint64) int32 {
 // insert adds a group for a key known to be absent, whose hash is h.
 func (m *Matcher) insert(kind uint8, key span, h uint64) int32 {
 	gi := int32(len(m.groups))
-	m.groups = append(m.groups, keyGroup{key: key, kind: kind, first: -1, last: -1, local: -1})
+	m.groups = append(m.groups, keyGroup{key: key, kn: uint32(kind) << 31, first: -1, last: -1, local: -1})
 	if 3*(len(m.groups)+1) > 2*len(m.tab.slots) {
 		m.grow() // places every group, the new one too
 		return gi
@@ -212,7 +214,7 @@ func (m *Matcher) insert(kind uint8, key span, h uint64) int32 {
 
 func (m *Matcher) place(gi int32) {
 	g := &m.groups[gi]
-	m.placeHashed(gi, m.tab.hash(g.kind, m.arena.bytes(g.key)))
+	m.placeHashed(gi, m.tab.hash(g.kind(), m.arena.bytes(g.key)))
 }
 
 func (m *Matcher) placeHashed(gi int32, h uint64) {

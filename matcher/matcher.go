@@ -213,7 +213,7 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 		if withoutLocal && g.local >= 0 {
 			continue
 		}
-		if g.kind == refundCode {
+		if g.kind() == refundCode {
 			refunds = append(refunds, m.arena.str(g.key))
 		} else {
 			orders = append(orders, m.arena.str(g.key))
@@ -404,7 +404,7 @@ func (m *Matcher) IdemKeys() (orders, refunds []string) {
 		if g.local < 0 || m.plainMatch(int32(gi)) {
 			continue
 		}
-		if g.kind == refundCode {
+		if g.kind() == refundCode {
 			refunds = append(refunds, m.arena.str(g.key))
 		} else {
 			orders = append(orders, m.arena.str(g.key))
@@ -425,7 +425,7 @@ func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 // materialize returns group gi as values, for classification.
 func (m *Matcher) materialize(gi int32) *group {
 	g := &m.groups[gi]
-	out := &group{rows: make([]reconcile.Transaction, 0, g.n), earlier: m.earlier[gi]}
+	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi]}
 	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
 		out.rows = append(out.rows, m.transaction(ri))
 	}
@@ -440,7 +440,7 @@ func (m *Matcher) materialize(gi int32) *group {
 // building values.
 func (m *Matcher) plainMatch(gi int32) bool {
 	g := &m.groups[gi]
-	if g.n != 1 || g.local < 0 || len(m.earlier[gi]) > 0 {
+	if g.n() != 1 || g.local < 0 || len(m.earlier[gi]) > 0 {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]

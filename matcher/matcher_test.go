@@ -841,7 +841,9 @@ func TestRowTextLent(t *testing.T) {
 func TestManyLocalCurrencies(t *testing.T) {
 	const n = 600
 	m := matcher.New(day, matcher.Options{})
-	cur := func(i int) string { return string([]byte{'A' + byte(i/26/26%26), 'A' + byte(i/26%26), 'A' + byte(i%26)}) }
+	cur := func(i int) string {
+		return string([]byte{'A' + byte(i/26/26%26), 'A' + byte(i/26%26), 'A' + byte(i%26)})
+	}
 	for i := range n {
 		no := fmt.Sprintf("O%04d", i)
 		m.AddRow(pay(no, "T"+no, 100, "10:00"))

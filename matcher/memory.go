@@ -46,7 +46,7 @@ func (m *Matcher) sortGroups() {
 		for gi := w * len(m.groups) / workers; gi < (w+1)*len(m.groups)/workers; gi++ {
 			g := &m.groups[gi]
 			e := unsorted[gi*sortedSize : (gi+1)*sortedSize]
-			h := hashKeyBytes(kindOf(g.kind), m.arena.bytes(g.key))
+			h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(g.key))
 			copy(e, h[:])
 			binary.BigEndian.PutUint32(e[16:], uint32(gi))
 		}
@@ -280,7 +280,7 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 		var idb [8]byte
 		copy(idb[:], rec[16:24])
 		m.earlier[gi] = append(m.earlier[gi], reconcile.Transaction{
-			Kind:         kindOf(g.kind),
+			Kind:         kindOf(g.kind()),
 			OrderNo:      m.arena.str(first.order()),
 			RefundNo:     m.arena.str(first.refund()),
 			ChannelTxnID: "fp:" + hex.EncodeToString(idb[:]),

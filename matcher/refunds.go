@@ -38,7 +38,7 @@ func (m *Matcher) RefundOrders() []string {
 	}
 	for gi := range m.groups {
 		g := &m.groups[gi]
-		if g.kind != refundCode {
+		if g.kind() != refundCode {
 			continue
 		}
 		// The ledger finds a plain match through the day's records; a
@@ -124,7 +124,7 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	tonight := map[string][]reconcile.Transaction{}
 	for gi := range m.groups {
 		g := &m.groups[gi]
-		if g.kind != refundCode {
+		if g.kind() != refundCode {
 			continue
 		}
 		order := m.arena.bytes(m.rows[g.first].order())

@@ -2,7 +2,9 @@ package ledger
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -14,23 +16,23 @@ import (
 // MemoryBefore reads the memory of each current successful run of
 // channel whose business date is within days before day, oldest first.
 // For a night with a filter, choose says which parts of it to read (given
-// the filter; matcher.MemoryParts), and fn gets those parts in order; a
-// night remembered before filters existed is read whole. What the matcher
+// the filter; matcher.MemoryParts), and fn gets those parts in order,
+// each valid until fn returns; a night remembered before filters existed
+// is read whole. What the matcher
 // needs to recognise a duplicate across nights, and a record already
 // settled by an earlier night's file.
 func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
 	choose func(bits int, filter []byte) ([]int, error), fn func(date time.Time, blob []byte) error) error {
 	type night struct {
-		run    string
-		date   time.Time
-		bits   *int
-		filter []byte
+		run      string
+		date     time.Time
+		filtered bool
 	}
 	var nights []night
 	from := dateOf(day).AddDate(0, 0, -days)
 	rows, err := db.pool.Query(ctx, `
-SELECT r.id, r.business_date, f.bits, f.filter
-  FROM runs r LEFT JOIN settled_filters f ON f.run_id = r.id
+SELECT r.id, r.business_date, EXISTS (SELECT 1 FROM settled_filters f WHERE f.run_id = r.id)
+  FROM runs r
  WHERE `+rememberedSQL+`
  ORDER BY r.business_date, r.id`, channel, from, dateOf(day))
 	if err != nil {
@@ -38,7 +40,7 @@ SELECT r.id, r.business_date, f.bits, f.filter
 	}
 	for rows.Next() {
 		var n night
-		if err := rows.Scan(&n.run, &n.date, &n.bits, &n.filter); err != nil {
+		if err := rows.Scan(&n.run, &n.date, &n.filtered); err != nil {
 			rows.Close()
 			return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 		}
@@ -48,12 +50,14 @@ SELECT r.id, r.business_date, f.bits, f.filter
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
 
+	// A night's filter is read when its parts are: at ten million rows
+	// each is 32 MiB, and seven held at once were 224.
 	for _, n := range nights {
 		y, m, d := n.date.Date()
 		date := time.Date(y, m, d, 0, 0, 0, 0, day.Location)
 		sql, args := `SELECT records FROM settled_keys WHERE run_id = $1 ORDER BY part`, []any{n.run}
-		if n.bits != nil {
-			parts, err := choose(*n.bits, n.filter)
+		if n.filtered {
+			parts, err := db.chooseParts(ctx, n.run, choose)
 			if err != nil {
 				return fmt.Errorf("memory of %s %s (run %s): %w", channel, n.date.Format(time.DateOnly), n.run, err)
 			}
@@ -63,11 +67,26 @@ SELECT r.id, r.business_date, f.bits, f.filter
 			sql = `SELECT records FROM settled_keys WHERE run_id = $1 AND part = ANY($2) ORDER BY part`
 			args = append(args, parts)
 		}
-		if err := db.readParts(ctx, sql, args, func(blob []byte) error { return fn(date, blob) }); err != nil {
+		if err := db.readRaw(ctx, sql, args, func(v [][]byte) error { return fn(date, v[0]) }); err != nil {
 			return fmt.Errorf("memory of %s %s: %w", channel, n.date.Format(time.DateOnly), err)
 		}
 	}
 	return nil
+}
+
+// chooseParts gives choose the filter of run's memory, as the driver's
+// bytes, and returns the parts it chose.
+func (db *DB) chooseParts(ctx context.Context, run string, choose func(bits int, filter []byte) ([]int, error)) ([]int, error) {
+	var parts []int
+	err := db.readRaw(ctx, `SELECT filter, bits FROM settled_filters WHERE run_id = $1`, []any{run}, func(v [][]byte) error {
+		if len(v[1]) != 4 {
+			return errors.New("unexpected filter row")
+		}
+		var err error
+		parts, err = choose(int(int32(binary.BigEndian.Uint32(v[1]))), v[0])
+		return err
+	})
+	return parts, err
 }
 
 // rememberedSQL picks the runs r whose memory a run reads: the current
@@ -89,18 +108,18 @@ func (db *DB) RemembersBefore(ctx context.Context, channel string, day reconcile
 	return any, nil
 }
 
-func (db *DB) readParts(ctx context.Context, sql string, args []any, fn func([]byte) error) error {
+// readRaw hands fn each row's columns as the driver's bytes in binary,
+// valid until fn returns: a night's parts and filter are megabytes each,
+// read to be used once.
+func (db *DB) readRaw(ctx context.Context, sql string, args []any, fn func([][]byte) error) error {
+	args = append([]any{pgx.QueryResultFormats{pgx.BinaryFormatCode}}, args...)
 	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return interpretError(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var blob []byte
-		if err := rows.Scan(&blob); err != nil {
-			return interpretError(err)
-		}
-		if err := fn(blob); err != nil {
+		if err := fn(rows.RawValues()); err != nil {
 			return err
 		}
 	}

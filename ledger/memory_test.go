@@ -52,7 +52,7 @@ func TestMemoryParts(t *testing.T) {
 			if date.Format(time.DateOnly) != "2026-11-28" {
 				t.Errorf("memory dated %v, want 2026-11-28", date)
 			}
-			got = append(got, blob)
+			got = append(got, bytes.Clone(blob)) // the driver's bytes, valid until this returns
 			return nil
 		})
 		if err != nil {

@@ -3,6 +3,7 @@ package matcher
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 	"unsafe"
@@ -107,5 +108,46 @@ func TestRowSize(t *testing.T) {
 	}
 	if got := unsafe.Sizeof(keyGroup{}); got != 24 {
 		t.Errorf("a key group is %d bytes, want 24", got)
+	}
+}
+
+// TestMemoryPartsInRanges: the parts chosen with tonight's keys cut into
+// one range per processor are those every key's probe names, one by one.
+func TestMemoryPartsInRanges(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300,000 keys")
+	}
+	day, err := reconcile.NewBusinessDay("2026-11-28", time.UTC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := day.Start().Add(9 * time.Hour)
+	fill := func(prefix string) *Matcher {
+		m := New(day, Options{ExpectRows: 300_000})
+		for i := range 300_000 {
+			key := fmt.Sprintf("%s%07d", prefix, i)
+			m.AddRow(reconcile.Transaction{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
+				Amount: 100, Currency: "CNY", OccurredAt: at, Status: reconcile.StatusSuccess})
+		}
+		return m
+	}
+	earlier := fill("E")
+	earlier.Classify()
+	lay := LayOut(earlier.Memory())
+	tonight := fill("O") // other keys: what it chooses is the filter's false positives
+	chosen, err := tonight.MemoryParts(lay.Bits, lay.Filter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []int
+	for j := 0; j < len(tonight.sorted)/sortedSize; j++ {
+		if h := tonight.sorted[j*sortedSize : j*sortedSize+16]; mayHold(lay.Filter, lay.Bits, h) {
+			want = append(want, prefix(h, PartBits(lay.Bits)))
+		}
+	}
+	slices.Sort(want)
+	want = slices.Compact(want)
+	if len(want) == 0 || !slices.Equal(chosen, want) {
+		t.Errorf("chose %d parts, want the %d the keys' probes name one by one", len(chosen), len(want))
 	}
 }

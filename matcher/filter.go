@@ -3,6 +3,7 @@ package matcher
 import (
 	"encoding/binary"
 	"fmt"
+	"runtime"
 	"slices"
 )
 
@@ -123,15 +124,28 @@ func (m *Matcher) MemoryParts(bits int, filter []byte) ([]int, error) {
 	m.flush()
 	m.prepareMemory()
 	pbits := PartBits(bits)
-	var parts []int
-	for _, sorted := range [][]byte{m.sorted, m.unseenSorted} {
-		for j := 0; j < len(sorted)/sortedSize; j++ {
-			h := sorted[j*sortedSize : j*sortedSize+16]
-			if mayHold(filter, bits, h) {
-				parts = append(parts, prefix(h, pbits))
-			}
-		}
-	}
+	// Tonight's keys are probed in one range per processor: at ten
+	// million keys and seven nights, the probes were seconds.
+	n := len(m.sorted) / sortedSize
+	workers := min(runtime.GOMAXPROCS(0), max(1, n/100000))
+	found := make([][]int, workers)
+	parallel(workers, func(w int) {
+		found[w] = mayHoldParts(filter, bits, pbits, m.sorted[w*n/workers*sortedSize:(w+1)*n/workers*sortedSize])
+	})
+	parts := slices.Concat(append(found, mayHoldParts(filter, bits, pbits, m.unseenSorted))...)
 	slices.Sort(parts)
 	return slices.Compact(parts), nil
+}
+
+// mayHoldParts returns the parts of the filter's night that may hold a
+// key hash of sorted, a list of Matcher.sorted's entries.
+func mayHoldParts(filter []byte, bits, pbits int, sorted []byte) []int {
+	var parts []int
+	for j := 0; j < len(sorted)/sortedSize; j++ {
+		h := sorted[j*sortedSize : j*sortedSize+16]
+		if mayHold(filter, bits, h) {
+			parts = append(parts, prefix(h, pbits))
+		}
+	}
+	return parts
 }

@@ -26,6 +26,7 @@ package matcher
 import (
 	"fmt"
 	"hash/maphash"
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -396,21 +397,38 @@ func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 // IdemKeys returns the keys whose idempotency status can change the
 // outcome or its hint: those of groups that are not a plain match. A plain
 // match does not depend on it, so the status of the great majority of
-// keys is never read.
+// keys is never read. Only earlier nights' memory makes a plain match
+// into a case: a run asks for these keys while it reads the memory, and
+// for MemoryIdemKeys after.
 func (m *Matcher) IdemKeys() (orders, refunds []string) {
 	m.flush()
 	for gi := range m.groups {
-		g := &m.groups[gi]
-		if g.local < 0 || m.plainMatch(int32(gi)) {
-			continue
-		}
-		if g.kind() == refundCode {
-			refunds = append(refunds, m.arena.str(g.key))
-		} else {
-			orders = append(orders, m.arena.str(g.key))
+		if m.groups[gi].local >= 0 && !m.plainMatch(int32(gi)) {
+			orders, refunds = m.appendKey(int32(gi), orders, refunds)
 		}
 	}
 	return orders, refunds
+}
+
+// MemoryIdemKeys returns the keys that AddMemory made cases of, whose
+// groups IdemKeys left out as plain matches.
+func (m *Matcher) MemoryIdemKeys() (orders, refunds []string) {
+	m.flush()
+	gis := slices.Sorted(maps.Keys(m.earlier))
+	for _, gi := range gis {
+		if m.groups[gi].local >= 0 && m.agrees(gi) {
+			orders, refunds = m.appendKey(gi, orders, refunds)
+		}
+	}
+	return orders, refunds
+}
+
+func (m *Matcher) appendKey(gi int32, orders, refunds []string) ([]string, []string) {
+	g := &m.groups[gi]
+	if g.kind() == refundCode {
+		return orders, append(refunds, m.arena.str(g.key))
+	}
+	return append(orders, m.arena.str(g.key)), refunds
 }
 
 // SetIdem records the idempotency status of a key of the file.
@@ -439,8 +457,14 @@ func (m *Matcher) materialize(gi int32) *group {
 // local record and has no history: the common case, decided without
 // building values.
 func (m *Matcher) plainMatch(gi int32) bool {
+	return len(m.earlier[gi]) == 0 && m.agrees(gi)
+}
+
+// agrees reports whether group gi is one row that agrees with its local
+// record, whatever earlier nights said of its key.
+func (m *Matcher) agrees(gi int32) bool {
 	g := &m.groups[gi]
-	if g.n() != 1 || g.local < 0 || len(m.earlier[gi]) > 0 {
+	if g.n() != 1 || g.local < 0 {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]

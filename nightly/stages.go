@@ -48,8 +48,10 @@ type night struct {
 	// refunds, asked while the file is read (see related).
 	dayCases *aside[[]reconcile.OrderRefunds]
 	// laterCases is the rest of it, asked once the local records are in
-	// and answered while the memory is read.
+	// and answered while the memory is read; idem is the idempotency
+	// status of the keys that do not simply match, asked alike.
 	laterCases *aside[related]
+	idem       *aside[[]idemStatus]
 	// restoreGC sets the collector back to its pace once the records are
 	// in (readingGC).
 	restoreGC func()
@@ -143,6 +145,9 @@ func (n *night) close() {
 	}
 	if n.laterCases != nil {
 		n.laterCases.stop()
+	}
+	if n.idem != nil {
+		n.idem.stop()
 	}
 	if n.window != nil {
 		n.window.stop()
@@ -299,7 +304,26 @@ func (n *night) related(ctx context.Context) error {
 		})
 		return r, err
 	})
+	idemOrders, idemRefunds := n.m.IdemKeys()
+	n.idem = startAside(ctx, func(ctx context.Context) ([]idemStatus, error) {
+		return idemStatuses(ctx, db, idemOrders, idemRefunds)
+	})
 	return nil
+}
+
+// idemStatus is the idempotency status of a key.
+type idemStatus struct {
+	kind        reconcile.Kind
+	key, status string
+}
+
+func idemStatuses(ctx context.Context, db *ledger.DB, orders, refunds []string) ([]idemStatus, error) {
+	var out []idemStatus
+	err := db.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
+		out = append(out, idemStatus{k, key, status})
+		return nil
+	})
+	return out, err
 }
 
 // related is what the ledger answers about the orders named by tonight's
@@ -326,18 +350,26 @@ func (n *night) addRelated() error {
 }
 
 // remember brings in the earlier nights' memory, and then the
-// idempotency status of the keys that do not simply match: only now is it
-// known which those are (a key settled on an earlier night does not).
+// idempotency statuses asked for while it was read, with those of the
+// keys it made into cases (a key settled on an earlier night).
 func (n *night) remember(ctx context.Context) error {
 	spec, db := n.spec, n.db
 	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m.MemoryParts, n.m.AddMemory); err != nil {
 		return err
 	}
-	orders, refunds := n.m.IdemKeys()
-	return db.IdemStatuses(ctx, orders, refunds, func(k reconcile.Kind, key, status string) error {
-		n.m.SetIdem(k, key, status)
-		return nil
-	})
+	asked, err := n.idem.wait()
+	if err != nil {
+		return err
+	}
+	orders, refunds := n.m.MemoryIdemKeys()
+	more, err := idemStatuses(ctx, db, orders, refunds)
+	if err != nil {
+		return err
+	}
+	for _, s := range append(asked, more...) {
+		n.m.SetIdem(s.kind, s.key, s.status)
+	}
+	return nil
 }
 
 // classify adds what earlier runs of the date left (pending records,

@@ -151,3 +151,28 @@ INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES (
 		t.Errorf("runs left RUNNING: %d", n)
 	}
 }
+
+// TestNextDayRetryInFlight: a payment charged again the next night under
+// a new channel id, whose order's payment is still IN_PROGRESS at the
+// service, goes to review, not to an automatic reversal. Its order was
+// paid just after midnight, so tonight's window holds it without its
+// idempotency status, and only the earlier night's memory makes the key a
+// case: the status is asked for after the memory is read.
+func TestNextDayRetryInFlight(t *testing.T) {
+	_, dsn := dbWith(t, `
+INSERT INTO orders (order_no, amount_minor, currency, status, channel, channel_txn_id, paid_at) VALUES
+  ('P', 4200, 'USD', 'PAID', 'shop', 'TP1', '2026-11-28 00:00:30+00'),
+  ('Q', 1000, 'USD', 'PAID', 'shop', 'TQ',  '2026-11-28 09:00:00+00');
+INSERT INTO idempotency_records (scope, idem_key, request_hash, status) VALUES ('payment', 'P', 'h', 'IN_PROGRESS');`)
+	c := newCLI(nil)
+	shopDay(t, c, dsn, "2026-11-27", "payment,P,,TP1,42.00,USD,2026-11-27T23:59:10Z\n")
+	out := shopDay(t, c, dsn, "2026-11-28",
+		"payment,P,,TP2,42.00,USD,2026-11-28T08:00:00Z\npayment,Q,,TQ,10.00,USD,2026-11-28T09:00:00Z\n")
+	s := readSummary(t, out)
+	if s.Counts["duplicate_payment"] != 1 || s.AutoReversed != 0 || s.NeedsReview != 1 || s.Counts["matched"] != 1 {
+		t.Errorf("counts %v, auto-reversed %d, needs review %d; want P's second charge in review and Q matched", s.Counts, s.AutoReversed, s.NeedsReview)
+	}
+	if review := sheetText(t, out, "2026-11-28", "Review"); !strings.Contains(review, "IN_PROGRESS") {
+		t.Errorf("the review line does not say the payment is in flight:\n%s", review)
+	}
+}

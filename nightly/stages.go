@@ -275,7 +275,9 @@ func (n *night) loadLocal(ctx context.Context) error {
 
 // related brings in what the rules by order and by customer need beyond
 // the keys: the other refunds of the orders a refund touches tonight, and
-// the customers' orders settled on earlier nights close to tonight's.
+// the customers' orders settled on earlier nights close to tonight's. It
+// asks too for the idempotency status of the keys that do not simply
+// match, which remember waits for.
 func (n *night) related(ctx context.Context) error {
 	spec, db := n.spec, n.db
 	day, err := n.dayCases.wait()

@@ -18,9 +18,8 @@ import (
 // For a night with a filter, choose says which parts of it to read (given
 // the filter; matcher.MemoryParts), and fn gets those parts in order,
 // each valid until fn returns; a night remembered before filters existed
-// is read whole. What the matcher
-// needs to recognise a duplicate across nights, and a record already
-// settled by an earlier night's file.
+// is read whole. What the matcher needs to recognise a duplicate across
+// nights, and a record already settled by an earlier night's file.
 func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
 	choose func(bits int, filter []byte) ([]int, error), fn func(date time.Time, blob []byte) error) error {
 	type night struct {

@@ -151,3 +151,23 @@ func TestMemoryPartsInRanges(t *testing.T) {
 		t.Errorf("chose %d parts, want the %d the keys' probes name one by one", len(chosen), len(want))
 	}
 }
+
+// TestShare: the workers' ranges cover every item once, in order, for
+// counts of items below, at and above the number of workers.
+func TestShare(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 7, 100_001} {
+		for workers := 1; workers <= 4; workers++ {
+			next := 0
+			for w := range workers {
+				lo, hi := share(w, workers, n)
+				if lo != next || hi < lo {
+					t.Fatalf("n %d, %d workers: worker %d has [%d, %d), want it to start at %d", n, workers, w, lo, hi, next)
+				}
+				next = hi
+			}
+			if next != n {
+				t.Errorf("n %d, %d workers: the ranges end at %d, want %d", n, workers, next, n)
+			}
+		}
+	}
+}

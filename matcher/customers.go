@@ -103,9 +103,13 @@ func (m *Matcher) tonightsOrders() []paidOrder {
 			}
 		}
 		for i := range batch {
+			l := &batch[i]
+			if !l.is(localPairable) {
+				continue
+			}
 			li := int32(lo + i)
-			if l := &batch[i]; l.is(localPairable) && c.twice(l.customer, l.amount, m.localCur(li, l)) {
-				out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: li, ri: -1, cur: m.localCur(li, l), tonight: true})
+			if cur := m.localCur(li, l); c.twice(l.customer, l.amount, cur) {
+				out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: li, ri: -1, cur: cur, tonight: true})
 			}
 		}
 	}

@@ -130,7 +130,8 @@ func (m *Matcher) MemoryParts(bits int, filter []byte) ([]int, error) {
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/100000))
 	found := make([][]int, workers)
 	parallel(workers, func(w int) {
-		found[w] = mayHoldParts(filter, bits, pbits, m.sorted[w*n/workers*sortedSize:(w+1)*n/workers*sortedSize])
+		lo, hi := share(w, workers, n)
+		found[w] = mayHoldParts(filter, bits, pbits, m.sorted[lo*sortedSize:hi*sortedSize])
 	})
 	parts := slices.Concat(append(found, mayHoldParts(filter, bits, pbits, m.unseenSorted))...)
 	slices.Sort(parts)

@@ -242,12 +242,14 @@ func (m *Matcher) grow() {
 // and refund, SUCCESS and REFUND): the first maxRawKinds are kept once, in
 // rawKinds, and coded by their place there, one up (0 is no word). Any
 // after them, which only a strange file has, follow the row's channel id
-// in the arena, their length before them as a uvarint, coded ownRawKind:
+// in the arena, their length before them as a uvarint, coded ownCode:
 // such a row costs its word's bytes, as its other text does.
-const (
-	maxRawKinds       = 8
-	ownRawKind  uint8 = 0xFF
-)
+const maxRawKinds = 8
+
+// ownCode is the code of a value kept beside its row or under its record,
+// past the values a run codes: a row's word for its kind, a local
+// record's status or currency.
+const ownCode uint8 = 0xFF
 
 // addRawKind codes the word of the row whose text was just added.
 func (m *Matcher) addRawKind(w string) uint8 {
@@ -265,7 +267,7 @@ func (m *Matcher) addRawKind(w string) uint8 {
 	}
 	m.arena.b = binary.AppendUvarint(m.arena.b, uint64(len(w)))
 	m.arena.b = append(m.arena.b, w...)
-	return ownRawKind
+	return ownCode
 }
 
 // rawKind is the row's own word for its kind.
@@ -273,7 +275,7 @@ func (m *Matcher) rawKind(r *row) string {
 	switch r.rawKind {
 	case 0:
 		return ""
-	case ownRawKind:
+	case ownCode:
 		end := r.id()
 		b := m.arena.b[end.off+end.n:]
 		n, w := binary.Uvarint(b)
@@ -288,10 +290,7 @@ func (m *Matcher) rawKind(r *row) string {
 // m.ownWords: a table that writes a status of its own on every record (a
 // view gone wrong, or a hostile one) costs a map entry per record, never
 // a search through every word seen, nor another record's word.
-const (
-	maxWords       = 32
-	ownWord  uint8 = 0xFF
-)
+const maxWords = 32
 
 // A local record's currency is a code too, of m.curs; a table of more
 // than maxCurs currencies keeps the rest under the record, in m.ownCurs.
@@ -313,18 +312,18 @@ func (m *Matcher) setCur(li int32, l *localRow, cur [3]byte) {
 	if m.ownCurs == nil {
 		m.ownCurs = map[int32][3]byte{}
 	}
-	m.ownCurs[li], l.cur = cur, ownWord
+	m.ownCurs[li], l.cur = cur, ownCode
 }
 
 // localCur is local record li's currency.
 func (m *Matcher) localCur(li int32, l *localRow) [3]byte {
-	if l.cur == ownWord {
+	if l.cur == ownCode {
 		return m.ownCurs[li]
 	}
 	return m.curs[l.cur]
 }
 
-// wordCode is the code of w, or ownWord.
+// wordCode is the code of w, or ownCode.
 func (m *Matcher) wordCode(w []byte) uint8 {
 	for i, x := range m.words {
 		if x == string(w) {
@@ -332,7 +331,7 @@ func (m *Matcher) wordCode(w []byte) uint8 {
 		}
 	}
 	if len(m.words) == maxWords {
-		return ownWord
+		return ownCode
 	}
 	m.words = append(m.words, string(w))
 	return uint8(len(m.words) - 1)
@@ -352,7 +351,7 @@ func ownWordKey(li int32, idem bool) int64 {
 // idempotency status.
 func (m *Matcher) setWord(li int32, l *localRow, idem bool, w []byte) {
 	c := m.wordCode(w)
-	if c == ownWord {
+	if c == ownCode {
 		if m.ownWords == nil {
 			m.ownWords = map[int64]string{}
 		}
@@ -371,7 +370,7 @@ func (m *Matcher) word(li int32, l *localRow, idem bool) string {
 	if idem {
 		c = l.idem
 	}
-	if c == ownWord {
+	if c == ownCode {
 		return m.ownWords[ownWordKey(li, idem)]
 	}
 	return m.words[c]

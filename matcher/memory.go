@@ -43,7 +43,8 @@ func (m *Matcher) sortGroups() {
 	unsorted := bigSlice[byte](m.big, len(m.groups)*sortedSize, true, false)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.groups)/100000))
 	parallel(workers, func(w int) {
-		for gi := w * len(m.groups) / workers; gi < (w+1)*len(m.groups)/workers; gi++ {
+		lo, hi := share(w, workers, len(m.groups))
+		for gi := lo; gi < hi; gi++ {
 			g := &m.groups[gi]
 			e := unsorted[gi*sortedSize : (gi+1)*sortedSize]
 			h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(g.key))
@@ -129,7 +130,7 @@ func (m *Matcher) Memory() []byte {
 	out := make([]byte, len(m.rows)*recordSize)
 	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.rows)/100000))
 	parallel(workers, func(w int) {
-		lo, hi := w*len(m.rows)/workers, (w+1)*len(m.rows)/workers
+		lo, hi := share(w, workers, len(m.rows))
 		for i := lo; i < hi; i++ {
 			r := &m.rows[i]
 			key := r.key()
@@ -192,13 +193,12 @@ func sortFixedInto(sorted, out []byte, recordSize int) []byte {
 	buckets := 1 << bits
 	bucket := func(i int) int { return int(binary.BigEndian.Uint32(out[i*recordSize:]) >> shift) }
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/(1<<16)))
-	rangeOf := func(w, total int) (int, int) { return w * total / workers, (w + 1) * total / workers }
 
 	// next[w][b] is where worker w puts its next record of bucket b.
 	next := make([][]int32, workers)
 	parallel(workers, func(w int) {
 		counts := make([]int32, buckets)
-		lo, hi := rangeOf(w, n)
+		lo, hi := share(w, workers, n)
 		for i := lo; i < hi; i++ {
 			counts[bucket(i)]++
 		}
@@ -217,7 +217,7 @@ func sortFixedInto(sorted, out []byte, recordSize int) []byte {
 	start[buckets] = int32(n)
 
 	parallel(workers, func(w int) {
-		lo, hi := rangeOf(w, n)
+		lo, hi := share(w, workers, n)
 		for i := lo; i < hi; i++ {
 			b := bucket(i)
 			copy(sorted[int(next[w][b])*recordSize:], out[i*recordSize:(i+1)*recordSize])
@@ -226,7 +226,7 @@ func sortFixedInto(sorted, out []byte, recordSize int) []byte {
 	})
 	parallel(workers, func(w int) {
 		tmp := make([]byte, recordSize)
-		blo, bhi := rangeOf(w, buckets)
+		blo, bhi := share(w, workers, buckets)
 		for b := blo; b < bhi; b++ {
 			lo, hi := int(start[b]), int(start[b+1])
 			for i := lo + 1; i < hi; i++ {
@@ -241,6 +241,10 @@ func sortFixedInto(sorted, out []byte, recordSize int) []byte {
 	})
 	return sorted
 }
+
+// share is the range [lo, hi) of n items that worker w of workers takes:
+// the workers' ranges cover 0 to n once, in order.
+func share(w, workers, n int) (lo, hi int) { return w * n / workers, (w + 1) * n / workers }
 
 // parallel runs fn(0) … fn(workers-1) at once and waits for them.
 func parallel(workers int, fn func(w int)) {

@@ -142,6 +142,19 @@ SELECT count(*) FROM pg_attribute
 	return n == 2, nil
 }
 
+// idemStatusesSQL: $1 order keys, $2 refund keys. The keys are joined
+// as a table, one index probe each: asked as "idem_key = ANY($1) OR …",
+// tens of thousands of keys made the planner scan every idempotency
+// record, or probe the index under a bitmap, for one to three seconds
+// of a night of ten million rows, where the probes take a few hundred
+// milliseconds.
+const idemStatusesSQL = `
+SELECT 'payment', i.idem_key, i.status
+  FROM unnest($1::text[]) AS k(key) JOIN idempotency_records i ON i.scope = 'payment' AND i.idem_key = k.key
+UNION ALL
+SELECT 'refund', i.idem_key, i.status
+  FROM unnest($2::text[]) AS k(key) JOIN idempotency_records i ON i.scope = 'refund' AND i.idem_key = k.key`
+
 // IdemStatuses streams the status of the idempotency records of the given
 // order keys (scope payment) and refund keys (scope refund) that have one.
 func (db *DB) IdemStatuses(ctx context.Context, orderKeys, refundKeys []string,
@@ -155,10 +168,7 @@ func (db *DB) IdemStatuses(ctx context.Context, orderKeys, refundKeys []string,
 	if refundKeys == nil {
 		refundKeys = []string{}
 	}
-	rows, err := db.pool.Query(ctx, `
-SELECT scope, idem_key, status FROM idempotency_records
- WHERE (scope = 'payment' AND idem_key = ANY($1::text[])) OR (scope = 'refund' AND idem_key = ANY($2::text[]))`,
-		orderKeys, refundKeys)
+	rows, err := db.pool.Query(ctx, idemStatusesSQL, orderKeys, refundKeys)
 	if err != nil {
 		return fmt.Errorf("idempotency records: %w", interpretError(err))
 	}

@@ -49,7 +49,8 @@ type night struct {
 	dayCases *aside[[]reconcile.OrderRefunds]
 	// laterCases is the rest of it, asked once the local records are in
 	// and answered while the memory is read; idem is the idempotency
-	// status of the keys that do not simply match, asked alike.
+	// status of the window's keys that do not simply match, asked once
+	// the window is in and answered while the rest is read.
 	laterCases *aside[related]
 	idem       *aside[[]idemStatus]
 	// restoreGC sets the collector back to its pace once the records are
@@ -232,7 +233,9 @@ func (n *night) parse(ctx context.Context) error {
 
 // loadLocal finishes the local records: the rest of the day's window,
 // once the refund rows without our refund number have it, then the
-// records of keys the file names outside the window.
+// records of keys the file names outside the window. The idempotency
+// statuses of the window's keys that do not simply match are asked
+// beside the latter, and remember waits for them.
 func (n *night) loadLocal(ctx context.Context) error {
 	spec, db, b := n.spec, n.db, n.beside
 	// Refund rows without our refund number get it from our records by
@@ -253,6 +256,13 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The window's keys that do not simply match are asked for their
+	// idempotency status now, on another connection, while the records of
+	// the keys outside the window are read: those carry their own.
+	idemOrders, idemRefunds := n.m.IdemKeys()
+	n.idem = startAside(ctx, func(ctx context.Context) ([]idemStatus, error) {
+		return idemStatuses(ctx, db, idemOrders, idemRefunds)
+	})
 	// Earlier nights are merged by key hash: tonight's keys are listed.
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {
 		return err
@@ -275,9 +285,7 @@ func (n *night) loadLocal(ctx context.Context) error {
 
 // related brings in what the rules by order and by customer need beyond
 // the keys: the other refunds of the orders a refund touches tonight, and
-// the customers' orders settled on earlier nights close to tonight's. It
-// asks too for the idempotency status of the keys that do not simply
-// match, which remember waits for.
+// the customers' orders settled on earlier nights close to tonight's.
 func (n *night) related(ctx context.Context) error {
 	spec, db := n.spec, n.db
 	day, err := n.dayCases.wait()
@@ -305,10 +313,6 @@ func (n *night) related(ctx context.Context) error {
 			return nil
 		})
 		return r, err
-	})
-	idemOrders, idemRefunds := n.m.IdemKeys()
-	n.idem = startAside(ctx, func(ctx context.Context) ([]idemStatus, error) {
-		return idemStatuses(ctx, db, idemOrders, idemRefunds)
 	})
 	return nil
 }

@@ -68,17 +68,13 @@ func (m *Matcher) flushRows() {
 // link adds row ri, whose key hashes to h, to its key's group.
 func (m *Matcher) link(ri int32, h uint64) {
 	r := &m.rows[ri]
-	key := r.key()
-	gi := m.lookupSpan(r.kind, key, h)
+	gi := m.lookupSpan(r.kind, r.key(), h)
 	if gi < 0 {
-		gi = m.insert(r.kind, key, h)
+		m.insert(ri, h)
+		return
 	}
 	g := &m.groups[gi]
-	if g.first < 0 {
-		g.first = ri
-	} else {
-		m.rows[g.last].next = ri
-	}
+	m.rows[g.last].next = ri
 	g.last = ri
 	g.kn++ // one more row
 }

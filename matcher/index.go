@@ -13,7 +13,7 @@ import (
 // The index holds one side of a run — the file's rows, millions of them —
 // in a form the garbage collector need not look into: every string is a
 // span of one byte arena, and rows, groups and the hash table are slices of
-// plain values linked by index. A row costs its bytes and about 90 more,
+// plain values linked by index. A row costs its bytes and about 85 more,
 // and no pointers; findings are built as ordinary values only for the keys
 // that need them.
 
@@ -139,8 +139,10 @@ func (l *localRow) kind() uint8 {
 type localText struct{ order, refund, id span }
 
 // keyGroup is every row of the file with one key.
+//
+// Its key is the key of its first row, which every group has: 16 bytes a
+// group, where a span of its own made it 24.
 type keyGroup struct {
-	key         span
 	first, last int32  // rows
 	local       int32  // the local record, or -1
 	kn          uint32 // its kind in the top bit, its number of rows below
@@ -189,7 +191,7 @@ func (m *Matcher) lookupHashedBytes(kind uint8, key []byte, h uint64) int32 {
 		}
 		gi := int32(uint32(s)) - 1
 		g := &m.groups[gi]
-		if g.kind() == kind && string(m.arena.bytes(g.key)) == string(key) {
+		if g.kind() == kind && string(m.arena.bytes(m.groupKey(g))) == string(key) {
 			return gi
 		}
 	}
@@ -200,21 +202,23 @@ func (m *Matcher) lookupSpan(kind uint8, key span, h uint64) int32 {
 	return m.lookupHashedBytes(kind, m.arena.bytes(key), h)
 }
 
-// insert adds a group for a key known to be absent, whose hash is h.
-func (m *Matcher) insert(kind uint8, key span, h uint64) int32 {
+// groupKey is the span of the group's key.
+func (m *Matcher) groupKey(g *keyGroup) span { return m.rows[g.first].key() }
+
+// insert adds a group of one row, ri, whose key (hashing to h) has none.
+func (m *Matcher) insert(ri int32, h uint64) {
 	gi := int32(len(m.groups))
-	m.groups = append(m.groups, keyGroup{key: key, kn: uint32(kind) << 31, first: -1, last: -1, local: -1})
+	m.groups = append(m.groups, keyGroup{first: ri, last: ri, local: -1, kn: uint32(m.rows[ri].kind)<<31 | 1})
 	if 3*(len(m.groups)+1) > 2*len(m.tab.slots) {
 		m.grow() // places every group, the new one too
-		return gi
+		return
 	}
 	m.placeHashed(gi, h)
-	return gi
 }
 
 func (m *Matcher) place(gi int32) {
 	g := &m.groups[gi]
-	m.placeHashed(gi, m.tab.hash(g.kind(), m.arena.bytes(g.key)))
+	m.placeHashed(gi, m.tab.hash(g.kind(), m.arena.bytes(m.groupKey(g))))
 }
 
 func (m *Matcher) placeHashed(gi int32, h uint64) {

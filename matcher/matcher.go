@@ -215,9 +215,9 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 			continue
 		}
 		if g.kind() == refundCode {
-			refunds = append(refunds, m.arena.str(g.key))
+			refunds = append(refunds, m.arena.str(m.groupKey(g)))
 		} else {
-			orders = append(orders, m.arena.str(g.key))
+			orders = append(orders, m.arena.str(m.groupKey(g)))
 		}
 	}
 	sort.Strings(orders)
@@ -426,9 +426,9 @@ func (m *Matcher) MemoryIdemKeys() (orders, refunds []string) {
 func (m *Matcher) appendKey(gi int32, orders, refunds []string) ([]string, []string) {
 	g := &m.groups[gi]
 	if g.kind() == refundCode {
-		return orders, append(refunds, m.arena.str(g.key))
+		return orders, append(refunds, m.arena.str(m.groupKey(g)))
 	}
-	return append(orders, m.arena.str(g.key)), refunds
+	return append(orders, m.arena.str(m.groupKey(g))), refunds
 }
 
 // SetIdem records the idempotency status of a key of the file.

@@ -47,7 +47,7 @@ func (m *Matcher) sortGroups() {
 		for gi := lo; gi < hi; gi++ {
 			g := &m.groups[gi]
 			e := unsorted[gi*sortedSize : (gi+1)*sortedSize]
-			h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(g.key))
+			h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g)))
 			copy(e, h[:])
 			binary.BigEndian.PutUint32(e[16:], uint32(gi))
 		}

@@ -529,17 +529,28 @@ func (m *Matcher) Classify() Classification {
 		}
 	}
 	reversed := m.reversedByGroup()
-	plain := 0 // counted apart: most groups are, and the map is slower than an int
+	// Most groups are a plain match, counted apart (the map is slower
+	// than an int). The others are listed first, so that the findings are
+	// allocated about once: grown by append, a slice of a hundred
+	// thousand findings is copied a dozen times, and the copies are the
+	// largest part of the heap at ten million rows.
+	var odd []int32
+	rows := 0 // of the odd groups: at most a finding each
 	for gi := range m.groups {
 		if reversed[int32(gi)] == nil && m.plainMatch(int32(gi)) {
-			plain++
 			continue
 		}
-		g := m.materialize(int32(gi))
-		g.reversed = reversed[int32(gi)]
+		odd = append(odd, int32(gi))
+		rows += int(m.groups[gi].n())
+	}
+	res.Counts[reconcile.Matched] += len(m.groups) - len(odd)
+	res.Findings = make([]reconcile.Finding, 0, rows+len(m.unseen)+len(m.prevPending)+
+		len(m.reversed)+len(m.others)+len(m.unkeyed)+len(m.orders))
+	for _, gi := range odd {
+		g := m.materialize(gi)
+		g.reversed = reversed[gi]
 		classify(g, add)
 	}
-	res.Counts[reconcile.Matched] += plain
 	m.refundCases(add)
 	m.customerCases(add)
 	res.Fees = m.fees(add)

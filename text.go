@@ -68,6 +68,33 @@ func CheckChannelName(name string) error {
 	return nil
 }
 
+// MaxKeyBytes is the longest order number, refund number or channel id
+// the job takes, in bytes. The channels' own are a few dozen characters
+// (WeChat Pay's and Alipay's at most 64, Adyen's references 80); the
+// longest a merchant can choose is a Stripe metadata value, 500
+// characters, at most 2,000 bytes. PostgreSQL cannot index much more (a
+// B-tree entry is at most 2,704 bytes), and the findings and journals are
+// indexed by these: a longer one would fail the commit with no line
+// named. It is a misread column or a hostile file, refused where its line
+// is known.
+const MaxKeyBytes = 2048
+
+// KeyFault says which of a row's order number, refund number and channel
+// id is longer than MaxKeyBytes, and how long, or "" when none is.
+func KeyFault(t *Transaction) string {
+	if len(t.OrderNo) <= MaxKeyBytes && len(t.RefundNo) <= MaxKeyBytes && len(t.ChannelTxnID) <= MaxKeyBytes {
+		return ""
+	}
+	for _, f := range [...]struct {
+		name, s string
+	}{{"order number", t.OrderNo}, {"refund number", t.RefundNo}, {"channel id", t.ChannelTxnID}} {
+		if len(f.s) > MaxKeyBytes {
+			return fmt.Sprintf("%s of %d bytes; the job takes at most %d", f.name, len(f.s), MaxKeyBytes)
+		}
+	}
+	return ""
+}
+
 // TextFault says why s cannot be stored as PostgreSQL text, or "" when it
 // can: text holds valid UTF-8 without NUL. Every field of every settlement
 // file and every value read back from a workbook is held to it, so that

@@ -159,21 +159,25 @@ func Lookup(format string) (Parser, error) {
 // checked is a format's parser as Lookup returns it: with the checks of
 // the rows of every format done in one place, around the format's own
 // parsing, whether the file is read by ParseFile or not. Today that is
-// the time of each row, against Options.Earliest and Latest.
+// the length of each row's keys and channel id (reconcile.MaxKeyBytes)
+// and its time, against Options.Earliest and Latest.
 type checked struct{ format Parser }
 
 var _ Parser = checked{}
 
 func (c checked) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if opts.Earliest.IsZero() && opts.Latest.IsZero() {
-		return c.format.Parse(ctx, r, opts, emit)
-	}
 	if emit == nil {
 		emit = discard
 	}
+	window := !opts.Earliest.IsZero() || !opts.Latest.IsZero()
 	return c.format.Parse(ctx, r, opts, func(t reconcile.Transaction) error {
-		if err := opts.checkTime(t); err != nil {
-			return err
+		if why := reconcile.KeyFault(&t); why != "" {
+			return opts.errorf(t.Line, "", "%s", why)
+		}
+		if window {
+			if err := opts.checkTime(t); err != nil {
+				return err
+			}
 		}
 		return emit(t)
 	})

@@ -161,6 +161,29 @@ func parseAll(t *testing.T, format, path string) []reconcile.Transaction {
 	return rows
 }
 
+// TestLongestKeys: an order number, refund number and channel id of
+// exactly reconcile.MaxKeyBytes are taken as they are (one past is
+// refused, see TestCSVErrors).
+func TestLongestKeys(t *testing.T) {
+	key := func(c string) string { return strings.Repeat(c, reconcile.MaxKeyBytes) }
+	input := "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n" +
+		"refund," + key("O") + "," + key("R") + "," + key("T") + ",1.00,CNY,2026-11-28T10:00:00+08:00\n"
+	p, err := Lookup("csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []reconcile.Transaction
+	if err := p.Parse(t.Context(), strings.NewReader(input), Options{Location: shanghai}, func(tx reconcile.Transaction) error {
+		got = append(got, tx.Clone())
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].OrderNo != key("O") || got[0].RefundNo != key("R") || got[0].ChannelTxnID != key("T") {
+		t.Fatalf("got %d rows, want the one row with its keys whole", len(got))
+	}
+}
+
 func TestLookup(t *testing.T) {
 	if got, want := strings.Join(Formats(), ","), "adyen,alipay,csv,mapped,stripe,wechatpay"; got != want {
 		t.Errorf("Formats() = %s, want %s", got, want)

@@ -129,8 +129,14 @@ func TestCSVErrors(t *testing.T) {
 		{"empty file", "", 0, "", "empty file", false},
 		{"only a BOM", "\xef\xbb\xbf", 0, "", "empty file", false},
 		{"only blank lines", "\n\n", 0, "", "empty file: no header row", false},
+		{"order number too long", edit("payment,ORD1,,", "payment,"+long+",,"), 2, "", "order number of 2049 bytes; the job takes at most 2048", false},
+		{"refund number too long", edit(",RF1,", ","+long+","), 3, "", "refund number of 2049 bytes", false},
+		{"channel id too long", edit(",RTX1,", ","+long+","), 3, "", "channel id of 2049 bytes", false},
 	})
 }
+
+// long is one byte past reconcile.MaxKeyBytes.
+var long = strings.Repeat("K", reconcile.MaxKeyBytes+1)
 
 func TestWeChatPayErrors(t *testing.T) {
 	sample := readTestdata(t, "wechatpay", "sample", "input.csv")
@@ -159,6 +165,7 @@ func TestWeChatPayErrors(t *testing.T) {
 
 	runBad(t, "wechatpay", []badCase{
 		{"missing column", edit("微信订单号,商户订单号", "微信单号,商户订单号"), 1, "微信订单号", "missing required column", false},
+		{"order number too long", edit("`ORD202611280001,", "`"+long+","), 2, "", "order number of 2049 bytes", false},
 		{"duplicate column", edit("用户标识", "商户订单号"), 1, "商户订单号", "duplicate column", false},
 		{"duplicate column via alias", edit("设备号", "子商户号"), 1, "子商户号", "duplicate column", false},
 		{"no amount column", editor(t, edit("订单金额,申请退款金额", "订单额,申请退款金额"))("应结订单金额", "应结额"), 1, "订单金额", "missing required column", false},

@@ -283,6 +283,12 @@ SELECT refund_no, order_no, channel_refund_id FROM refunds
 		if err := rows.Scan(&r.RefundNo, &r.OrderNo, &r.ChannelTxnID); err != nil {
 			return nil, fmt.Errorf("refunds by their channel id: %w", interpretError(err))
 		}
+		// The number goes on the file's row, which holds keys of at most
+		// MaxKeyBytes, as the file's own do.
+		if len(r.RefundNo) > reconcile.MaxKeyBytes || len(r.OrderNo) > reconcile.MaxKeyBytes {
+			return nil, fmt.Errorf("refunds by their channel id: the refund of channel refund id %s has a refund_no of %d bytes and an order_no of %d; the job takes at most %d",
+				reconcile.Quote(r.ChannelTxnID), len(r.RefundNo), len(r.OrderNo), reconcile.MaxKeyBytes)
+		}
 		out = append(out, r)
 	}
 	return out, interpretError(rows.Err())

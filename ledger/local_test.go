@@ -195,3 +195,31 @@ func TestLoadLocalUsesIndexes(t *testing.T) {
 		t.Errorf("plan has a sequential scan:\n%s", text)
 	}
 }
+
+// TestRefundsByChannelID: our refunds are found by the channel's refund
+// id, of the channel asked only; one whose number is longer than a row's
+// key may be is refused, naming it, rather than put on the row.
+func TestRefundsByChannelID(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+	if err := db.Exec(ctx, localFixture); err != nil {
+		t.Fatal(err)
+	}
+	got, err := db.RefundsByChannelID(ctx, "wechatpay", []string{"wxr-1", "wxr-3", "ali-r"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].RefundNo != "R-before" || got[0].OrderNo != "O-midnight" || got[0].ChannelTxnID != "wxr-3" ||
+		got[1].RefundNo != "R-day" || got[1].OrderNo != "O-late" || got[1].ChannelTxnID != "wxr-1" {
+		t.Fatalf("got %+v, want R-before (wxr-3) and R-day (wxr-1)", got)
+	}
+	long := strings.Repeat("R", reconcile.MaxKeyBytes+1)
+	if err := db.Exec(ctx, `INSERT INTO refunds (refund_no, order_no, amount_minor, currency, status, channel, channel_refund_id, refunded_at)
+VALUES ('`+long+`', 'O-late', 100, 'CNY', 'SUCCEEDED', 'wechatpay', 'wxr-long', '2026-11-28 13:00:00+08')`); err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.RefundsByChannelID(ctx, "wechatpay", []string{"wxr-1", "wxr-long"})
+	if err == nil || !strings.Contains(err.Error(), `channel refund id "wxr-long" has a refund_no of 2049 bytes`) {
+		t.Fatalf("got error %v, want a refusal naming wxr-long and its refund_no's length", err)
+	}
+}

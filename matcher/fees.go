@@ -67,24 +67,24 @@ func (m *Matcher) checkFee(ri int32) {
 		return
 	}
 	c := &m.feeCheck
-	t := c.last
-	if t == nil || r.cur != c.lastCur {
+	t, cur := c.last, m.rowCur(ri)
+	if t == nil || cur != c.lastCur {
 		if c.totals == nil {
 			c.totals = map[[3]byte]*reconcile.FeeTotal{}
 			c.rules = feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
 		}
-		if t = c.totals[r.cur]; t == nil {
-			t = &reconcile.FeeTotal{Currency: curString(r.cur)}
-			c.totals[r.cur] = t
+		if t = c.totals[cur]; t == nil {
+			t = &reconcile.FeeTotal{Currency: curString(cur)}
+			c.totals[cur] = t
 		}
-		c.last, c.lastCur = t, r.cur
+		c.last, c.lastCur = t, cur
 	}
 	t.Rows++
 	t.Charged = reconcile.AddSaturating(t.Charged, r.fee)
 	if m.opts.Fees == nil {
 		return
 	}
-	rule := c.rules.rule(r.kind, r.cur)
+	rule := c.rules.rule(r.kind, cur)
 	if !rule.ok {
 		return
 	}
@@ -105,7 +105,7 @@ func (m *Matcher) checkFee(ri int32) {
 func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
 	c := &m.feeCheck
 	for _, o := range c.off {
-		add(m.feeMismatch(o.row, o.want, &c.rules.rule(m.rows[o.row].kind, m.rows[o.row].cur).FeeRule))
+		add(m.feeMismatch(o.row, o.want, &c.rules.rule(m.rows[o.row].kind, m.rowCur(o.row)).FeeRule))
 	}
 	out := make([]reconcile.FeeTotal, 0, len(c.totals))
 	for _, t := range c.totals {

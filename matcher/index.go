@@ -63,26 +63,31 @@ func codeOfKind(k reconcile.Kind) uint8 {
 	return paymentCode
 }
 
-// row is one payment or refund row of the file: 56 bytes.
+// row is one payment or refund row of the file: 48 bytes.
 type row struct {
 	amount, fee int64
 	at          int64 // unix nanoseconds
 	// text is where the row's order number, refund number and channel id
 	// begin in the arena, one after another; orderN, refundN and idN are
-	// their lengths (see the span methods).
+	// their lengths (see the span methods), each at most
+	// reconcile.MaxKeyBytes.
 	text                 uint32
 	line                 int32
 	next                 int32 // the next row of the same key, or -1
-	orderN, refundN, idN uint32
+	orderN, refundN, idN uint16
 	feeRate              uint16 // the file's own rate (rateCode); 0 when none
-	cur                  [3]byte
+	cur                  uint8  // the currency's code (Matcher.rowCur)
 	kind, status         uint8
 	rawKind              uint8 // the file's word for its kind (Matcher.rawKind)
 }
 
-func (r *row) order() span  { return span{r.text, r.orderN} }
-func (r *row) refund() span { return span{r.text + r.orderN, r.refundN} }
-func (r *row) id() span     { return span{r.text + r.orderN + r.refundN, r.idN} }
+func (r *row) order() span { return span{r.text, uint32(r.orderN)} }
+func (r *row) refund() span {
+	return span{r.text + uint32(r.orderN), uint32(r.refundN)}
+}
+func (r *row) id() span {
+	return span{r.text + uint32(r.orderN) + uint32(r.refundN), uint32(r.idN)}
+}
 
 // key is the span of the row's key: its order number or refund number.
 func (r *row) key() span {
@@ -296,27 +301,57 @@ func (m *Matcher) rawKind(r *row) string {
 // a search through every word seen, nor another record's word.
 const maxWords = 32
 
-// A local record's currency is a code too, of m.curs; a table of more
-// than maxCurs currencies keeps the rest under the record, in m.ownCurs.
+// A currency is a code too, of m.curs, a row's as a local record's; a
+// run of more than maxCurs currencies keeps the rest under the row or
+// record, in m.ownRowCurs and m.ownCurs. Rows come in runs of one
+// currency: the code of the last is tried first.
 const maxCurs = 254
+
+// curCode is the code of cur, or ownCode.
+func (m *Matcher) curCode(cur [3]byte) uint8 {
+	if int(m.lastCur) < len(m.curs) && m.curs[m.lastCur] == cur {
+		return m.lastCur
+	}
+	for i, c := range m.curs {
+		if c == cur {
+			m.lastCur = uint8(i)
+			return m.lastCur
+		}
+	}
+	if len(m.curs) == maxCurs {
+		return ownCode
+	}
+	m.curs = append(m.curs, cur)
+	m.lastCur = uint8(len(m.curs) - 1)
+	return m.lastCur
+}
+
+// setRowCur codes cur as row ri's currency.
+func (m *Matcher) setRowCur(ri int32, r *row, cur [3]byte) {
+	if r.cur = m.curCode(cur); r.cur == ownCode {
+		if m.ownRowCurs == nil {
+			m.ownRowCurs = map[int32][3]byte{}
+		}
+		m.ownRowCurs[ri] = cur
+	}
+}
+
+// rowCur is row ri's currency.
+func (m *Matcher) rowCur(ri int32) [3]byte {
+	if c := m.rows[ri].cur; c != ownCode {
+		return m.curs[c]
+	}
+	return m.ownRowCurs[ri]
+}
 
 // setCur codes cur as local record li's currency.
 func (m *Matcher) setCur(li int32, l *localRow, cur [3]byte) {
-	for i, c := range m.curs {
-		if c == cur {
-			l.cur = uint8(i)
-			return
+	if l.cur = m.curCode(cur); l.cur == ownCode {
+		if m.ownCurs == nil {
+			m.ownCurs = map[int32][3]byte{}
 		}
+		m.ownCurs[li] = cur
 	}
-	if len(m.curs) < maxCurs {
-		m.curs = append(m.curs, cur)
-		l.cur = uint8(len(m.curs) - 1)
-		return
-	}
-	if m.ownCurs == nil {
-		m.ownCurs = map[int32][3]byte{}
-	}
-	m.ownCurs[li], l.cur = cur, ownCode
 }
 
 // localCur is local record li's currency.
@@ -407,7 +442,7 @@ func (m *Matcher) transaction(i int32) reconcile.Transaction {
 		RefundNo:     m.arena.str(r.refund()),
 		ChannelTxnID: m.arena.str(r.id()),
 		Amount:       r.amount,
-		Currency:     curString(r.cur),
+		Currency:     curString(m.rowCur(i)),
 		OccurredAt:   m.timeOf(r.at),
 		FeeMilli:     r.fee,
 		Status:       statusCodes[r.status],

@@ -82,8 +82,10 @@ type Matcher struct {
 	localText   map[int32]localText // of the locals whose text is not their row's
 	words       []string            // local and idempotency statuses, coded (wordCode)
 	ownWords    map[int64]string    // the words past them, by record (ownWordKey)
-	curs        [][3]byte           // local records' currencies, coded (setCur)
+	curs        [][3]byte           // currencies, coded (curCode)
+	lastCur     uint8               // the code curCode gave last
 	ownCurs     map[int32][3]byte   // the currencies past them, by record
+	ownRowCurs  map[int32][3]byte   // and by row
 	rawKinds    []span              // the rows' own words for their kinds, shared (rawKind)
 	batch       batch               // lookups waiting to be done together
 	earlier     map[int32][]reconcile.Transaction
@@ -179,19 +181,24 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 // index puts a payment or refund row in the index under its key.
 func (m *Matcher) index(tx reconcile.Transaction) {
 	kind := codeOfKind(tx.Kind)
+	if why := reconcile.KeyFault(&tx); why != "" {
+		// The parsers and the ledger refuse such a row; one here is a caller's bug.
+		panic(fmt.Sprintf("matcher: row of line %d: %s", tx.Line, why))
+	}
+	ri := int32(len(m.rows))
 	r := row{
 		text:   m.arena.add(tx.OrderNo).off,
-		orderN: uint32(len(tx.OrderNo)), refundN: uint32(len(tx.RefundNo)), idN: uint32(len(tx.ChannelTxnID)),
+		orderN: uint16(len(tx.OrderNo)), refundN: uint16(len(tx.RefundNo)), idN: uint16(len(tx.ChannelTxnID)),
 		amount: tx.Amount, fee: tx.FeeMilli, at: unixNano(tx.OccurredAt), line: int32(tx.Line),
-		next: -1, cur: curOf(tx.Currency), kind: kind, status: statusCode(tx.Status),
+		next: -1, kind: kind, status: statusCode(tx.Status),
 	}
+	m.setRowCur(ri, &r, curOf(tx.Currency))
 	m.arena.add(tx.RefundNo)
 	m.arena.add(tx.ChannelTxnID)
 	r.rawKind = m.addRawKind(tx.RawKind) // after the row's text, which its own word follows
 	if tx.FeeRate != "" && m.opts.Fees != nil {
 		r.feeRate = m.rateCode(tx.FeeRate) // shown beside the contract's rate
 	}
-	ri := int32(len(m.rows))
 	m.rows = append(m.rows, r)
 	m.checkFee(ri)
 	m.batch.rows = append(m.batch.rows, pendingRow{ri, m.tab.hashString(kind, tx.Key())})
@@ -468,7 +475,7 @@ func (m *Matcher) agrees(gi int32) bool {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]
-	if r.amount != l.amount || r.cur != m.localCur(g.local, l) {
+	if r.amount != l.amount || m.rowCur(g.first) != m.localCur(g.local, l) {
 		return false
 	}
 	return localOutcome(m.word(g.local, l, false)) == statusCodes[r.status]

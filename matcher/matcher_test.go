@@ -836,19 +836,21 @@ func TestRowTextLent(t *testing.T) {
 	}
 }
 
+// currency is the i-th of the codes AAA, AAB, …, which sort as i does.
+func currency(i int) string {
+	return string([]byte{'A' + byte(i/26/26%26), 'A' + byte(i/26%26), 'A' + byte(i%26)})
+}
+
 // TestManyLocalCurrencies: a local table with more currencies than a run
 // codes has each record's currency read back as it was.
 func TestManyLocalCurrencies(t *testing.T) {
 	const n = 600
 	m := matcher.New(day, matcher.Options{})
-	cur := func(i int) string {
-		return string([]byte{'A' + byte(i/26/26%26), 'A' + byte(i/26%26), 'A' + byte(i%26)})
-	}
 	for i := range n {
 		no := fmt.Sprintf("O%04d", i)
 		m.AddRow(pay(no, "T"+no, 100, "10:00"))
 		rec := order(no, "PAID", 100, "10:00")
-		rec.Currency = cur(i)
+		rec.Currency = currency(i)
 		m.AddLocal(rec)
 	}
 	res := m.Classify()
@@ -858,10 +860,55 @@ func TestManyLocalCurrencies(t *testing.T) {
 	for _, f := range res.Findings {
 		var i int
 		fmt.Sscanf(f.OrderNo, "O%04d", &i)
-		if f.LocalCurrency != cur(i) || f.Category != reconcile.AmountMismatch {
-			t.Fatalf("%s: %s with local currency %q, want amount_mismatch and %q", f.OrderNo, f.Category, f.LocalCurrency, cur(i))
+		if f.LocalCurrency != currency(i) || f.Category != reconcile.AmountMismatch {
+			t.Fatalf("%s: %s with local currency %q, want amount_mismatch and %q", f.OrderNo, f.Category, f.LocalCurrency, currency(i))
 		}
 	}
+}
+
+// TestManyRowCurrencies: a file with more currencies than a run codes has
+// each row's currency read back as it was, in its findings and its fees.
+func TestManyRowCurrencies(t *testing.T) {
+	const n = 600
+	m := matcher.New(day, matcher.Options{})
+	for i := range n {
+		no := fmt.Sprintf("O%04d", i)
+		tx := pay(no, "T"+no, 100, "10:00")
+		tx.Currency = currency(i)
+		m.AddRow(tx)
+		rec := order(no, "PAID", 100, "10:00")
+		rec.Currency = currency(i + i%2) // the odd ones differ
+		m.AddLocal(rec)
+	}
+	res := m.Classify()
+	if res.Counts[reconcile.AmountMismatch] != n/2 || len(res.Fees) != n {
+		t.Fatalf("got %v and fees in %d currencies, want %d amount mismatches and %d currencies", res.Counts, len(res.Fees), n/2, n)
+	}
+	for _, f := range res.Findings {
+		var i int
+		fmt.Sscanf(f.OrderNo, "O%04d", &i)
+		if f.Currency != currency(i) || f.LocalCurrency != currency(i+1) || i%2 == 0 {
+			t.Fatalf("%s: %s in %q, local %q; want an odd order in %q, local %q", f.OrderNo, f.Category, f.Currency, f.LocalCurrency, currency(i), currency(i+1))
+		}
+	}
+	for i, fee := range res.Fees {
+		if fee.Currency != currency(i) || fee.Rows != 1 {
+			t.Fatalf("fees %d: %+v, want one row of %s", i, fee, currency(i))
+		}
+	}
+}
+
+// TestKeyPastBound: the matcher refuses, loudly, a row whose key is
+// longer than reconcile.MaxKeyBytes, which the parsers and the ledger
+// never give it: its lengths are kept in 16 bits.
+func TestKeyPastBound(t *testing.T) {
+	m := matcher.New(day, matcher.Options{})
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "order number of 2049 bytes") {
+			t.Errorf("recovered %v, want a panic naming the order number's length", r)
+		}
+	}()
+	m.AddRow(pay(strings.Repeat("O", reconcile.MaxKeyBytes+1), "T1", 100, "10:00"))
 }
 
 // TestManyLocalWords: local tables that write a status of their own on

@@ -140,7 +140,7 @@ func (m *Matcher) Memory() []byte {
 			}
 			// Appending to an empty slice of the record's room writes in place.
 			appendRecord(out[i*recordSize:i*recordSize], hashKeyBytes(kindOf(r.kind), m.arena.bytes(key)), id,
-				r.amount, r.cur, r.status, r.kind)
+				r.amount, m.rowCur(int32(i)), r.status, r.kind)
 		}
 	})
 	m.rows, m.arena.b, m.pairs = nil, nil, pairCounters{}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"os"
 	"os/exec"
@@ -310,10 +311,17 @@ func TestEarlierNightKeysDisjoint(t *testing.T) {
 
 // TestEarlierNightsAllMatch makes two earlier nights by running the real
 // job on them, then tonight's run: the earlier runs report only matched,
-// and tonight's still exactly what was planted.
+// and tonight's still exactly what was planted. With -prune, the earlier
+// nights' records are gone afterwards and their memory is not.
 func TestEarlierNightsAllMatch(t *testing.T) {
-	ctx := context.Background()
 	bin := buildReconcile(t)
+	for _, prune := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prune=%v", prune), func(t *testing.T) { earlierNightsAllMatch(t, bin, prune) })
+	}
+}
+
+func earlierNightsAllMatch(t *testing.T, bin string, prune bool) {
+	ctx := context.Background()
 	_, dsn := ledgertest.DB(t)
 	spec := Spec{Payments: blockOrders, Seed: defaultSeed}
 	dir := t.TempDir()
@@ -331,7 +339,7 @@ func TestEarlierNightsAllMatch(t *testing.T) {
 	}
 	rep := &Report{Mismatches: []string{}}
 	ch := benchChannel{name: "shop", format: "csv", dsn: dsn}
-	e := &benchEnv{spec: spec, tmp: dir, bin: bin, cfg: cfg, chans: []benchChannel{ch}, files: files, runs: 1, rep: rep}
+	e := &benchEnv{spec: spec, tmp: dir, bin: bin, cfg: cfg, chans: []benchChannel{ch}, files: files, runs: 1, prune: prune, rep: rep}
 	if err := e.makeEarlierNights(ctx, 2); err != nil {
 		t.Fatal(err)
 	}
@@ -361,6 +369,22 @@ func TestEarlierNightsAllMatch(t *testing.T) {
 	}
 	if want := []string{"2026-11-26", "2026-11-27", "2026-11-28"}; !slices.Equal(dates, want) {
 		t.Errorf("runs that left a memory: got %v, want %v", dates, want)
+	}
+	var earlier int
+	err = conn.QueryRow(ctx, `SELECT (SELECT count(*) FROM orders WHERE order_no NOT LIKE 'ORD20261128%') +
+		(SELECT count(*) FROM refunds WHERE refund_no NOT LIKE 'RF20261128%') +
+		(SELECT count(*) FROM idempotency_records WHERE idem_key NOT LIKE '%20261128%')`).Scan(&earlier)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each night has an order and an idempotency record per payment, a
+	// refund and an idempotency record per refund.
+	want := 2 * 2 * (spec.Payments + spec.refunds())
+	if prune {
+		want = 0
+	}
+	if earlier != want {
+		t.Errorf("prune %v: the earlier nights' orders, refunds and idempotency records: got %d, want %d", prune, earlier, want)
 	}
 }
 

@@ -126,17 +126,30 @@ func (e *benchEnv) makeEarlierNights(ctx context.Context, n int) error {
 		e.rep.EarlierNights.Dates = append(e.rep.EarlierNights.Dates, night.day.Format(time.DateOnly))
 	}
 	e.rep.EarlierNights.ChannelRowsPerNight = nights[0].rows
+	e.rep.EarlierNights.Pruned = e.prune
 	loading := time.Now()
-	for _, ch := range e.chans {
-		if err := loadEarlier(ctx, ch, e.spec, n); err != nil {
-			return err
+	if !e.prune {
+		for _, ch := range e.chans {
+			if err := loadEarlier(ctx, ch, e.spec, n); err != nil {
+				return err
+			}
 		}
 	}
 	e.rep.EarlierNights.LoadSeconds = time.Since(loading).Seconds()
-	for _, night := range nights {
+	for i, night := range nights {
 		for _, ch := range e.chans {
+			if e.prune {
+				if err := e.loadNight(ctx, ch, n-i); err != nil {
+					return err
+				}
+			}
 			if err := e.runEarlier(ctx, ch, night); err != nil {
 				return err
+			}
+			if e.prune {
+				if err := pruneNight(ctx, ch, night.day); err != nil {
+					return err
+				}
 			}
 		}
 	}
@@ -161,6 +174,54 @@ func loadEarlier(ctx context.Context, ch benchChannel, s Spec, n int) error {
 		return fmt.Errorf("load the earlier nights of channel %s: %w", ch.name, err)
 	}
 	logf("loaded the earlier nights' local records of channel %s (COPY) in %s s", ch.name, secs(time.Since(start)))
+	return nil
+}
+
+// loadNight loads the local records of the one earlier night back days
+// before tonight, for -prune.
+func (e *benchEnv) loadNight(ctx context.Context, ch benchChannel, back int) error {
+	start := time.Now()
+	conn, err := pgx.Connect(ctx, ch.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	s := e.spec
+	if _, _, _, err := copyLocal(ctx, conn, s.blocks(), func(b int) block { return s.nightBlock(back, b) }, ch.name); err != nil {
+		return fmt.Errorf("load earlier night %d of channel %s: %w", back, ch.name, err)
+	}
+	e.rep.EarlierNights.LoadSeconds += time.Since(start).Seconds()
+	return nil
+}
+
+// pruneNight deletes the local records of an earlier night once its runs
+// are done, for -prune, and vacuums, so the next night's records take
+// their room. Tonight reads nothing of them: no key, customer or order
+// of the bench's data spans two nights (nightBlock), so what the night
+// leaves that matters is the job's memory of it, which stays.
+func pruneNight(ctx context.Context, ch benchChannel, day time.Time) error {
+	conn, err := pgx.Connect(ctx, ch.dsn)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	keys := keysOf(day)
+	orders, refunds := keys.order(0)[:len("ORD")+len(keys)]+"%", keys.refund(0)[:len("RF")+len(keys)]+"%"
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{"DELETE FROM refunds WHERE refund_no LIKE $1", []any{refunds}},
+		{"DELETE FROM idempotency_records WHERE idem_key LIKE $1 OR idem_key LIKE $2", []any{orders, refunds}},
+		{"DELETE FROM orders WHERE order_no LIKE $1", []any{orders}},
+	} {
+		if _, err := conn.Exec(ctx, q.sql, q.args...); err != nil {
+			return fmt.Errorf("prune earlier night %s of channel %s: %w", day.Format(time.DateOnly), ch.name, err)
+		}
+	}
+	if _, err := conn.Exec(ctx, "VACUUM refunds, idempotency_records, orders"); err != nil {
+		return fmt.Errorf("prune earlier night %s of channel %s: %w", day.Format(time.DateOnly), ch.name, err)
+	}
 	return nil
 }
 
@@ -216,9 +277,12 @@ type earlierJSON struct {
 	// SetupSeconds covers writing their files, loading their records
 	// (LoadSeconds), the job's runs on them and analyzing the tables
 	// afterwards.
-	SetupSeconds float64          `json:"setup_seconds"`
-	LoadSeconds  float64          `json:"load_seconds"`
-	Runs         []earlierRunJSON `json:"runs"`
+	SetupSeconds float64 `json:"setup_seconds"`
+	LoadSeconds  float64 `json:"load_seconds"`
+	// Pruned: each night's records were loaded before its runs and
+	// deleted after them (-prune).
+	Pruned bool             `json:"pruned,omitempty"`
+	Runs   []earlierRunJSON `json:"runs"`
 }
 
 type earlierRunJSON struct {

@@ -60,6 +60,7 @@ type options struct {
 	keep                 string
 	duckdb, duckdbScript string // the peer: both or neither
 	runs, nights         int
+	prune                bool
 }
 
 func main() {
@@ -75,6 +76,8 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "time each file's job `N` times, alternated with the DuckDB peer; the table shows each run, the min and the median")
 	flag.IntVar(&o.nights, "nights", 7, "before timing, run the job on `N` earlier nights (2026-11-21 to 2026-11-27 for 7), "+
 		"so tonight reads a full memory as in steady use; 0: tonight is a first night")
+	flag.BoolVar(&o.prune, "prune", false, "load each earlier night's local records just before its runs and delete them after, "+
+		"for a disk that cannot hold them all (10M: about 5 GB a night per channel); the job's memory of the nights stays")
 	flag.Parse()
 	n, err := parseSize(*size)
 	if err == nil {
@@ -233,7 +236,7 @@ func bench(ctx context.Context, o options) (_ *Report, err error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &benchEnv{spec: o.spec, tmp: tmp, bin: bin, cfg: cfg, chans: chans, files: files, runs: o.runs, keep: o.keep != "", rep: rep}
+	e := &benchEnv{spec: o.spec, tmp: tmp, bin: bin, cfg: cfg, chans: chans, files: files, runs: o.runs, keep: o.keep != "", prune: o.prune, rep: rep}
 	if err := e.makeEarlierNights(ctx, o.nights); err != nil {
 		return nil, err
 	}
@@ -429,6 +432,7 @@ type benchEnv struct {
 	chans []benchChannel
 	files Files
 	runs  int
+	prune bool // earlier nights' records are loaded and deleted one night at a time
 	keep  bool
 	rep   *Report
 }

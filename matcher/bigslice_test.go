@@ -83,7 +83,14 @@ func TestLargeIndex(t *testing.T) {
 		m.AddLocal(reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
 			Amount: int64(100 + i%7), Currency: "CNY", Status: "PAID", SettledAt: at})
 	}
+	m.SortKeys() // as a run that reads earlier nights does
+	if len(m.sorted) != n*sortedSize {
+		t.Fatalf("keys by hash: %d bytes, want %d", len(m.sorted), n*sortedSize)
+	}
 	res := m.Classify()
+	if m.sorted != nil {
+		t.Error("the keys listed by hash are kept past Classify")
+	}
 	if res.Counts[reconcile.Matched] != n || len(res.Findings) != 0 {
 		t.Fatalf("matched %d with %d findings, want %d and none", res.Counts[reconcile.Matched], len(res.Findings), n)
 	}

@@ -520,6 +520,11 @@ func (c Classification) Result(run reconcile.Run) *reconcile.Result {
 // Classify classifies everything added so far.
 func (m *Matcher) Classify() Classification {
 	m.flush()
+	// Tonight's keys listed by hash served the earlier nights' memory,
+	// all of it read by now: at ten million keys the list is 220 MB,
+	// returned before classification needs its own.
+	freeBig(m.big, m.sorted)
+	m.sorted, m.unseenSorted, m.memoryReady = nil, nil, false
 	res := Classification{
 		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,

@@ -1,6 +1,8 @@
 package matcher
 
 import (
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"runtime"
 	"slices"
@@ -86,6 +88,19 @@ func TestLargeIndex(t *testing.T) {
 	m.SortKeys() // as a run that reads earlier nights does
 	if len(m.sorted) != n*sortedSize {
 		t.Fatalf("keys by hash: %d bytes, want %d", len(m.sorted), n*sortedSize)
+	}
+	seen := make([]bool, n)
+	for j := range n {
+		e := m.sorted[j*sortedSize : (j+1)*sortedSize]
+		gi := binary.BigEndian.Uint32(e[16:])
+		g := &m.groups[gi]
+		if h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g))); !bytes.Equal(e[:16], h[:]) || seen[gi] {
+			t.Fatalf("keys by hash, entry %d: group %d's hash wrong or listed twice", j, gi)
+		}
+		seen[gi] = true
+		if j > 0 && bytes.Compare(m.sorted[(j-1)*sortedSize:(j-1)*sortedSize+16], e[:16]) > 0 {
+			t.Fatalf("keys by hash: entry %d is before entry %d's hash", j, j-1)
+		}
 	}
 	res := m.Classify()
 	if m.sorted != nil {

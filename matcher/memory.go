@@ -308,9 +308,8 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 
 // SortKeys lists tonight's keys by key hash, as MemoryParts and AddMemory
 // need. They do it themselves when it has not been done; a run that will
-// read earlier nights calls it once the file is read, before the local
-// records: the list then takes the memory the local records take later,
-// not memory on top of theirs.
+// read earlier nights calls it once the day's window of local records is
+// in, beside the lookup of the keys outside it.
 func (m *Matcher) SortKeys() {
 	m.flush()
 	if m.sorted == nil {

@@ -309,7 +309,7 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 // SortKeys lists tonight's keys by key hash, as MemoryParts and AddMemory
 // need. They do it themselves when it has not been done; a run that will
 // read earlier nights calls it once the day's window of local records is
-// in, beside the lookup of the keys outside it.
+// in, before the keys outside it are looked up.
 func (m *Matcher) SortKeys() {
 	m.flush()
 	if m.sorted == nil {

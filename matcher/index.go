@@ -327,39 +327,36 @@ func (m *Matcher) curCode(cur [3]byte) uint8 {
 }
 
 // setRowCur codes cur as row ri's currency.
-func (m *Matcher) setRowCur(ri int32, r *row, cur [3]byte) {
-	if r.cur = m.curCode(cur); r.cur == ownCode {
-		if m.ownRowCurs == nil {
-			m.ownRowCurs = map[int32][3]byte{}
-		}
-		m.ownRowCurs[ri] = cur
-	}
-}
+func (m *Matcher) setRowCur(ri int32, r *row, cur [3]byte) { r.cur = m.codeCur(&m.ownRowCurs, ri, cur) }
 
 // rowCur is row ri's currency.
-func (m *Matcher) rowCur(ri int32) [3]byte {
-	if c := m.rows[ri].cur; c != ownCode {
-		return m.curs[c]
-	}
-	return m.ownRowCurs[ri]
-}
+func (m *Matcher) rowCur(ri int32) [3]byte { return m.curAt(m.rows[ri].cur, m.ownRowCurs, ri) }
 
 // setCur codes cur as local record li's currency.
-func (m *Matcher) setCur(li int32, l *localRow, cur [3]byte) {
-	if l.cur = m.curCode(cur); l.cur == ownCode {
-		if m.ownCurs == nil {
-			m.ownCurs = map[int32][3]byte{}
-		}
-		m.ownCurs[li] = cur
-	}
-}
+func (m *Matcher) setCur(li int32, l *localRow, cur [3]byte) { l.cur = m.codeCur(&m.ownCurs, li, cur) }
 
 // localCur is local record li's currency.
-func (m *Matcher) localCur(li int32, l *localRow) [3]byte {
-	if l.cur == ownCode {
-		return m.ownCurs[li]
+func (m *Matcher) localCur(li int32, l *localRow) [3]byte { return m.curAt(l.cur, m.ownCurs, li) }
+
+// codeCur is the code of row or record i's currency cur, which own keeps
+// when it is past the codes.
+func (m *Matcher) codeCur(own *map[int32][3]byte, i int32, cur [3]byte) uint8 {
+	c := m.curCode(cur)
+	if c == ownCode {
+		if *own == nil {
+			*own = map[int32][3]byte{}
+		}
+		(*own)[i] = cur
 	}
-	return m.curs[l.cur]
+	return c
+}
+
+// curAt is the currency of code c, of row or record i when own keeps it.
+func (m *Matcher) curAt(c uint8, own map[int32][3]byte, i int32) [3]byte {
+	if c == ownCode {
+		return own[i]
+	}
+	return m.curs[c]
 }
 
 // wordCode is the code of w, or ownCode.

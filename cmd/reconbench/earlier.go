@@ -205,8 +205,10 @@ func pruneNight(ctx context.Context, ch benchChannel, day time.Time) error {
 		return err
 	}
 	defer conn.Close(context.Background())
+	// The night's keys are its numbers' prefix and eight digits.
 	keys := keysOf(day)
-	orders, refunds := keys.order(0)[:len("ORD")+len(keys)]+"%", keys.refund(0)[:len("RF")+len(keys)]+"%"
+	orders := strings.TrimSuffix(keys.order(0), "00000000") + "%"
+	refunds := strings.TrimSuffix(keys.refund(0), "00000000") + "%"
 	for _, q := range []struct {
 		sql  string
 		args []any

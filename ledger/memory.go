@@ -2,9 +2,7 @@ package ledger
 
 import (
 	"context"
-	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,24 +11,35 @@ import (
 	"reconcile"
 )
 
+// Rememberer is what reads the memory of earlier nights: a
+// *matcher.Matcher. Its keys meet the nights in passes, each pass a range
+// of key hashes (MemoryPass); in a pass, a night's filter is read for the
+// pass's range (FilterRange) and the parts it chooses (MemoryParts) are
+// given in order (AddMemory), each valid until AddMemory returns.
+type Rememberer interface {
+	MemoryPasses() int
+	MemoryPass(p int)
+	FilterRange(bits int) (from, to int)
+	MemoryParts(bits int, filter []byte) ([]int, error)
+	AddMemory(date time.Time, blob []byte) error
+}
+
 // MemoryBefore reads the memory of each current successful run of
-// channel whose business date is within days before day, oldest first.
-// For a night with a filter, choose says which parts of it to read (given
-// the filter; matcher.MemoryParts), and fn gets those parts in order,
-// each valid until fn returns; a night remembered before filters existed
-// is read whole. What the matcher needs to recognise a duplicate across
-// nights, and a record already settled by an earlier night's file.
-func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int,
-	choose func(bits int, filter []byte) ([]int, error), fn func(date time.Time, blob []byte) error) error {
+// channel whose business date is within days before day into r, in each
+// pass the nights oldest first. A night remembered before filters existed
+// is read whole, in every pass. What the matcher needs to recognise a
+// duplicate across nights, and a record already settled by an earlier
+// night's file.
+func (db *DB) MemoryBefore(ctx context.Context, channel string, day reconcile.BusinessDay, days int, r Rememberer) error {
 	type night struct {
-		run      string
-		date     time.Time
-		filtered bool
+		run  string
+		date time.Time
+		bits *int32 // nil: no filter
 	}
 	var nights []night
 	from := dateOf(day).AddDate(0, 0, -days)
 	rows, err := db.pool.Query(ctx, `
-SELECT r.id, r.business_date, EXISTS (SELECT 1 FROM settled_filters f WHERE f.run_id = r.id)
+SELECT r.id, r.business_date, (SELECT f.bits FROM settled_filters f WHERE f.run_id = r.id)
   FROM runs r
  WHERE `+rememberedSQL+`
  ORDER BY r.business_date, r.id`, channel, from, dateOf(day))
@@ -39,52 +48,57 @@ SELECT r.id, r.business_date, EXISTS (SELECT 1 FROM settled_filters f WHERE f.ru
 	}
 	for rows.Next() {
 		var n night
-		if err := rows.Scan(&n.run, &n.date, &n.filtered); err != nil {
+		if err := rows.Scan(&n.run, &n.date, &n.bits); err != nil {
 			rows.Close()
 			return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 		}
+		y, m, d := n.date.Date()
+		n.date = time.Date(y, m, d, 0, 0, 0, 0, day.Location)
 		nights = append(nights, n)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("memory of %s: %w", channel, interpretError(err))
 	}
+	if len(nights) == 0 {
+		return nil
+	}
 
-	// A night's filter is read when its parts are: at ten million rows
-	// each is 32 MiB, and seven held at once were 224.
-	for _, n := range nights {
-		y, m, d := n.date.Date()
-		date := time.Date(y, m, d, 0, 0, 0, 0, day.Location)
-		sql, args := `SELECT records FROM settled_keys WHERE run_id = $1 ORDER BY part`, []any{n.run}
-		if n.filtered {
-			parts, err := db.chooseParts(ctx, n.run, choose)
-			if err != nil {
-				return fmt.Errorf("memory of %s %s (run %s): %w", channel, n.date.Format(time.DateOnly), n.run, err)
+	// A night's filter is read a pass's range at a time, when its parts
+	// are: at ten million rows each filter is 32 MiB.
+	for p := range r.MemoryPasses() {
+		r.MemoryPass(p)
+		for _, n := range nights {
+			sql, args := `SELECT records FROM settled_keys WHERE run_id = $1 ORDER BY part`, []any{n.run}
+			if n.bits != nil {
+				parts, err := db.chooseParts(ctx, n.run, int(*n.bits), r)
+				if err != nil {
+					return fmt.Errorf("memory of %s %s (run %s): %w", channel, n.date.Format(time.DateOnly), n.run, err)
+				}
+				if len(parts) == 0 {
+					continue
+				}
+				sql = `SELECT records FROM settled_keys WHERE run_id = $1 AND part = ANY($2) ORDER BY part`
+				args = append(args, parts)
 			}
-			if len(parts) == 0 {
-				continue
+			if err := db.readRaw(ctx, sql, args, func(v [][]byte) error { return r.AddMemory(n.date, v[0]) }); err != nil {
+				return fmt.Errorf("memory of %s %s: %w", channel, n.date.Format(time.DateOnly), err)
 			}
-			sql = `SELECT records FROM settled_keys WHERE run_id = $1 AND part = ANY($2) ORDER BY part`
-			args = append(args, parts)
-		}
-		if err := db.readRaw(ctx, sql, args, func(v [][]byte) error { return fn(date, v[0]) }); err != nil {
-			return fmt.Errorf("memory of %s %s: %w", channel, n.date.Format(time.DateOnly), err)
 		}
 	}
 	return nil
 }
 
-// chooseParts gives choose the filter of run's memory, as the driver's
-// bytes, and returns the parts it chose.
-func (db *DB) chooseParts(ctx context.Context, run string, choose func(bits int, filter []byte) ([]int, error)) ([]int, error) {
+// chooseParts gives r the range of run's filter of bits that r's pass
+// probes, as the driver's bytes, and returns the parts it chose.
+func (db *DB) chooseParts(ctx context.Context, run string, bits int, r Rememberer) ([]int, error) {
+	from, to := r.FilterRange(bits)
 	var parts []int
-	err := db.readRaw(ctx, `SELECT filter, bits FROM settled_filters WHERE run_id = $1`, []any{run}, func(v [][]byte) error {
-		if len(v[1]) != 4 {
-			return errors.New("unexpected filter row")
-		}
-		var err error
-		parts, err = choose(int(int32(binary.BigEndian.Uint32(v[1]))), v[0])
-		return err
-	})
+	err := db.readRaw(ctx, `SELECT substring(filter FROM $2 FOR $3) FROM settled_filters WHERE run_id = $1`,
+		[]any{run, from + 1, to - from}, func(v [][]byte) error {
+			var err error
+			parts, err = r.MemoryParts(bits, v[0])
+			return err
+		})
 	return parts, err
 }
 

@@ -11,15 +11,16 @@ import (
 )
 
 // TestMemoryParts: a night's memory is kept as parts and a filter; the
-// next night is given the filter, and gets back exactly the parts it
-// chooses, in order; a night remembered before filters is read whole; a
-// night without rows keeps its filter alone.
+// next night is given, in each of its passes, the range of the filter the
+// pass asks for, and gets back exactly the parts it chooses, in order; a
+// night remembered before filters is read whole, in every pass; a night
+// without rows keeps its filter alone.
 func TestMemoryParts(t *testing.T) {
 	ctx := context.Background()
 	db, _ := ledgertest.DB(t)
 	mem := ledger.Memory{
-		Bits:   5,
-		Filter: bytes.Repeat([]byte{0xA5}, 64),
+		Bits:   1,
+		Filter: append(bytes.Repeat([]byte{0xA5}, 128), bytes.Repeat([]byte{0x5A}, 128)...),
 		Parts: []ledger.MemoryPart{
 			{Index: 0, Rows: 2, Records: bytes.Repeat([]byte{1}, 80)},
 			{Index: 1, Rows: 1, Records: bytes.Repeat([]byte{2}, 40)},
@@ -40,40 +41,45 @@ func TestMemoryParts(t *testing.T) {
 
 	next := testDay
 	next.Date = next.Date.AddDate(0, 0, 1)
-	read := func(parts []int) (got [][]byte, filters int) {
+	read := func(r *passes) {
 		t.Helper()
-		err := db.MemoryBefore(ctx, "wechatpay", next, 7, func(bits int, filter []byte) ([]int, error) {
-			filters++
-			if bits != mem.Bits || !bytes.Equal(filter, mem.Filter) {
-				t.Errorf("filter: got %d bits, % x; want %d, % x", bits, filter[:2], mem.Bits, mem.Filter[:2])
-			}
-			return parts, nil
-		}, func(date time.Time, blob []byte) error {
-			if date.Format(time.DateOnly) != "2026-11-28" {
-				t.Errorf("memory dated %v, want 2026-11-28", date)
-			}
-			got = append(got, bytes.Clone(blob)) // the driver's bytes, valid until this returns
-			return nil
-		})
-		if err != nil {
+		if err := db.MemoryBefore(ctx, "wechatpay", next, 7, r); err != nil {
 			t.Fatal(err)
 		}
-		return got, filters
+		for _, f := range r.filters {
+			if want := mem.Filter[f.from:f.to]; f.bits != mem.Bits || !bytes.Equal(f.filter, want) {
+				t.Errorf("pass %d: filter of %d bits, % x; want %d, % x", f.pass, f.bits, f.filter, mem.Bits, want)
+			}
+		}
+		for _, b := range r.blobs {
+			if b.date != "2026-11-28" {
+				t.Errorf("memory dated %v, want 2026-11-28", b.date)
+			}
+		}
 	}
-	if got, filters := read([]int{0, 3, 7}); filters != 1 || len(got) != 2 ||
-		!bytes.Equal(got[0], mem.Parts[0].Records) || !bytes.Equal(got[1], mem.Parts[2].Records) {
-		t.Errorf("parts 0, 3 and 7 (absent) chosen: %d filters read, got %d parts, want parts 0 and 3", filters, len(got))
+	one := &passes{n: 1, choose: [][]int{{0, 3, 7}}}
+	if read(one); len(one.filters) != 1 || len(one.blobs) != 2 ||
+		!bytes.Equal(one.blobs[0].blob, mem.Parts[0].Records) || !bytes.Equal(one.blobs[1].blob, mem.Parts[2].Records) {
+		t.Errorf("parts 0, 3 and 7 (absent) chosen: %d filters read, got %d parts, want parts 0 and 3", len(one.filters), len(one.blobs))
 	}
-	if got, _ := read(nil); len(got) != 0 {
-		t.Errorf("no part chosen: got %d parts, want none", len(got))
+	// In two passes, each is given its half of the filter, and its parts.
+	two := &passes{n: 2, choose: [][]int{{1}, {3}}}
+	if read(two); len(two.filters) != 2 || len(two.blobs) != 2 || two.blobs[0].pass != 0 || two.blobs[1].pass != 1 ||
+		!bytes.Equal(two.blobs[0].blob, mem.Parts[1].Records) || !bytes.Equal(two.blobs[1].blob, mem.Parts[2].Records) {
+		t.Errorf("two passes choosing parts 1, then 3: %d filters read, %d parts %v; want 2 and parts 1, 3", len(two.filters), len(two.blobs), two.blobs)
+	}
+	none := &passes{n: 1}
+	if read(none); len(none.blobs) != 0 {
+		t.Errorf("no part chosen: got %d parts, want none", len(none.blobs))
 	}
 
-	// A night remembered before filters existed: one part, read whole.
+	// A night remembered before filters existed: read whole, in each pass.
 	if err := db.Exec(ctx, `DELETE FROM settled_filters WHERE run_id = 'run-mem'`); err != nil {
 		t.Fatal(err)
 	}
-	if got, filters := read([]int{0}); filters != 0 || len(got) != 3 {
-		t.Errorf("a night without a filter: %d filters read, %d parts; want 0 and every part (3)", filters, len(got))
+	old := &passes{n: 2, choose: [][]int{{0}, {0}}}
+	if read(old); len(old.filters) != 0 || len(old.blobs) != 6 {
+		t.Errorf("a night without a filter in two passes: %d filters read, %d parts; want 0 and every part twice (6)", len(old.filters), len(old.blobs))
 	}
 
 	empty := startRun(t, db, "run-empty")
@@ -88,4 +94,48 @@ func TestMemoryParts(t *testing.T) {
 	if parts != 0 || filters != 1 {
 		t.Errorf("a night without rows: %d parts and %d filters, want 0 and 1", parts, filters)
 	}
+}
+
+// passes is a ledger.Rememberer that reads in n passes, the filter cut in
+// n equal ranges, choosing choose[p] in pass p, and records what it is
+// given.
+type passes struct {
+	n       int
+	choose  [][]int
+	pass    int
+	filters []givenFilter
+	blobs   []givenBlob
+}
+
+type givenFilter struct {
+	pass, bits, from, to int
+	filter               []byte
+}
+
+type givenBlob struct {
+	pass int
+	date string
+	blob []byte
+}
+
+func (r *passes) MemoryPasses() int { return r.n }
+func (r *passes) MemoryPass(p int)  { r.pass = p }
+
+func (r *passes) FilterRange(bits int) (from, to int) {
+	size := 128 << bits / r.n
+	return r.pass * size, (r.pass + 1) * size
+}
+
+func (r *passes) MemoryParts(bits int, filter []byte) ([]int, error) {
+	from, to := r.FilterRange(bits)
+	r.filters = append(r.filters, givenFilter{r.pass, bits, from, to, bytes.Clone(filter)}) // the driver's bytes
+	if r.pass < len(r.choose) {
+		return r.choose[r.pass], nil
+	}
+	return nil, nil
+}
+
+func (r *passes) AddMemory(date time.Time, blob []byte) error {
+	r.blobs = append(r.blobs, givenBlob{r.pass, date.Format(time.DateOnly), bytes.Clone(blob)})
+	return nil
 }

@@ -49,6 +49,22 @@ func (ms *mappings) alloc(size int, huge bool) []byte {
 	return b
 }
 
+// passingBytes returns n zeroed bytes for an array let go of (freeBig)
+// as soon as it has served, outside the heap from passingThreshold on: on
+// the heap it would stay as garbage until the next collection, and the
+// collector would pace itself by it.
+func passingBytes(ms *mappings, n int) []byte {
+	if n >= passingThreshold {
+		if b := mapMemory(n, false); b != nil {
+			ms.regions = append(ms.regions, b)
+			return b
+		}
+	}
+	return make([]byte, n)
+}
+
+const passingThreshold = 1 << 20
+
 // freeBig unmaps the array s was allocated in, if it still is in it (an
 // append past its capacity moved it to the heap; the region then waits for
 // release). Nothing may refer to the array afterwards.

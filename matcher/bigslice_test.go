@@ -85,25 +85,37 @@ func TestLargeIndex(t *testing.T) {
 		m.AddLocal(reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: key, ChannelTxnID: "T" + key,
 			Amount: int64(100 + i%7), Currency: "CNY", Status: "PAID", SettledAt: at})
 	}
-	m.SortKeys() // as a run that reads earlier nights does
-	if len(m.sorted) != n*sortedSize {
-		t.Fatalf("keys by hash: %d bytes, want %d", len(m.sorted), n*sortedSize)
+	// As a run that reads earlier nights does, in passes of a quarter of
+	// the keys each: every group listed once, by hash, in its pass.
+	defer func(was int) { passKeys = was }(passKeys)
+	passKeys = n / 4
+	m.SortKeys()
+	if got := m.MemoryPasses(); got != 4 {
+		t.Fatalf("%d passes, want 4", got)
 	}
 	seen := make([]bool, n)
-	for j := range n {
-		e := m.sorted[j*sortedSize : (j+1)*sortedSize]
-		gi := binary.BigEndian.Uint32(e[16:])
-		g := &m.groups[gi]
-		if h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g))); !bytes.Equal(e[:16], h[:]) || seen[gi] {
-			t.Fatalf("keys by hash, entry %d: group %d's hash wrong or listed twice", j, gi)
+	listed := 0
+	for p := range 4 {
+		m.MemoryPass(p)
+		for j := range len(m.sorted) / sortedSize {
+			e := m.sorted[j*sortedSize : (j+1)*sortedSize]
+			gi := binary.BigEndian.Uint32(e[16:])
+			g := &m.groups[gi]
+			if h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g))); !bytes.Equal(e[:16], h[:]) || seen[gi] || prefix(h[:], 2) != p {
+				t.Fatalf("pass %d, entry %d: group %d's hash wrong, of another pass or listed twice", p, j, gi)
+			}
+			seen[gi] = true
+			if j > 0 && bytes.Compare(m.sorted[(j-1)*sortedSize:(j-1)*sortedSize+16], e[:16]) > 0 {
+				t.Fatalf("pass %d: entry %d is before entry %d's hash", p, j, j-1)
+			}
 		}
-		seen[gi] = true
-		if j > 0 && bytes.Compare(m.sorted[(j-1)*sortedSize:(j-1)*sortedSize+16], e[:16]) > 0 {
-			t.Fatalf("keys by hash: entry %d is before entry %d's hash", j, j-1)
-		}
+		listed += len(m.sorted) / sortedSize
+	}
+	if listed != n {
+		t.Fatalf("keys by hash: %d listed in the passes, want %d", listed, n)
 	}
 	res := m.Classify()
-	if m.sorted != nil {
+	if m.sorted != nil || m.passOf != nil {
 		t.Error("the keys listed by hash are kept past Classify")
 	}
 	if res.Counts[reconcile.Matched] != n || len(res.Findings) != 0 {
@@ -163,7 +175,7 @@ func TestMemoryPartsInRanges(t *testing.T) {
 	}
 	var want []int
 	for j := 0; j < len(tonight.sorted)/sortedSize; j++ {
-		if h := tonight.sorted[j*sortedSize : j*sortedSize+16]; mayHold(lay.Filter, lay.Bits, h) {
+		if h := tonight.sorted[j*sortedSize : j*sortedSize+16]; mayHold(lay.Filter, 0, lay.Bits, h) {
 			want = append(want, prefix(h, PartBits(lay.Bits)))
 		}
 	}

@@ -3,8 +3,8 @@ package matcher
 import (
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
+	"sort"
 )
 
 // A night's memory is stored in parts by key hash, with a filter that says
@@ -102,9 +102,10 @@ func LayOut(blob []byte) Layout {
 	return l
 }
 
-// mayHold reports whether the filter may hold the key hash h.
-func mayHold(filter []byte, bits int, h []byte) bool {
-	block := filter[prefix(h, bits)*blockBytes:]
+// mayHold reports whether the filter may hold the key hash h: filter is
+// the blocks of a night's filter from block base on.
+func mayHold(filter []byte, base, bits int, h []byte) bool {
+	block := filter[(prefix(h, bits)-base)*blockBytes:]
 	for _, b := range probes(h) {
 		if block[b>>3]&(1<<(b&7)) == 0 {
 			return false
@@ -113,38 +114,70 @@ func mayHold(filter []byte, bits int, h []byte) bool {
 	return true
 }
 
-// MemoryParts returns, in order, the parts of an earlier night's memory
-// (given its filter) that may hold a key of tonight's file or of a local
-// record missing from it: the only parts AddMemory needs of that night.
-// Call it after AddRow and AddLocalRow.
-func (m *Matcher) MemoryParts(bits int, filter []byte) ([]int, error) {
-	if bits < 0 || bits > maxBits || len(filter) != blockBytes<<bits {
-		return nil, fmt.Errorf("%w: a filter of %d bytes for %d bits", ErrMemory, len(filter), bits)
-	}
+// FilterRange returns the bytes [from, to) of an earlier night's filter of
+// bits that the current pass (MemoryPass) probes: the blocks of the pass's
+// range of key hashes, or the whole filter of a night with no more blocks
+// than there are passes. Bits out of range have none.
+func (m *Matcher) FilterRange(bits int) (from, to int) {
 	m.flush()
 	m.prepareMemory()
-	pbits := PartBits(bits)
+	switch {
+	case bits < 0 || bits > maxBits:
+		return 0, 0
+	case bits <= m.passBits:
+		return 0, blockBytes << bits
+	}
+	shift := bits - m.passBits
+	return (m.pass << shift) * blockBytes, ((m.pass + 1) << shift) * blockBytes
+}
+
+// MemoryParts returns, in order, the parts of an earlier night's memory
+// (given its filter's FilterRange) that may hold a key of the current pass
+// of tonight's file or of a local record missing from it: the only parts
+// AddMemory needs of that night in this pass. Call it after AddRow and
+// AddLocalRow.
+func (m *Matcher) MemoryParts(bits int, filter []byte) ([]int, error) {
+	from, to := m.FilterRange(bits)
+	if bits < 0 || bits > maxBits || len(filter) != to-from {
+		return nil, fmt.Errorf("%w: a filter of %d bytes for %d bits", ErrMemory, len(filter), bits)
+	}
+	base, pbits := from/blockBytes, PartBits(bits)
 	// Tonight's keys are probed in one range per processor: at ten
 	// million keys and seven nights, the probes were seconds.
 	n := len(m.sorted) / sortedSize
-	workers := min(runtime.GOMAXPROCS(0), max(1, n/100000))
+	workers := workersFor(n)
 	found := make([][]int, workers)
 	parallel(workers, func(w int) {
 		lo, hi := share(w, workers, n)
-		found[w] = mayHoldParts(filter, bits, pbits, m.sorted[lo*sortedSize:hi*sortedSize])
+		found[w] = mayHoldParts(filter, base, bits, pbits, m.sorted[lo*sortedSize:hi*sortedSize])
 	})
-	parts := slices.Concat(append(found, mayHoldParts(filter, bits, pbits, m.unseenSorted))...)
+	parts := slices.Concat(append(found, mayHoldParts(filter, base, bits, pbits, m.unseenInPass()))...)
 	slices.Sort(parts)
 	return slices.Compact(parts), nil
 }
 
+// unseenInPass is the entries of unseenSorted in the current pass's range
+// of key hashes.
+func (m *Matcher) unseenInPass() []byte {
+	u := m.unseenSorted
+	if m.passBits == 0 {
+		return u
+	}
+	n := len(u) / sortedSize
+	at := func(p int) int {
+		return sort.Search(n, func(j int) bool { return prefix(u[j*sortedSize:], m.passBits) >= p })
+	}
+	return u[at(m.pass)*sortedSize : at(m.pass+1)*sortedSize]
+}
+
 // mayHoldParts returns the parts of the filter's night that may hold a
-// key hash of sorted, a list of Matcher.sorted's entries.
-func mayHoldParts(filter []byte, bits, pbits int, sorted []byte) []int {
+// key hash of sorted, a list of Matcher.sorted's entries; filter is the
+// night's blocks from block base on.
+func mayHoldParts(filter []byte, base, bits, pbits int, sorted []byte) []int {
 	var parts []int
 	for j := 0; j < len(sorted)/sortedSize; j++ {
 		h := sorted[j*sortedSize : j*sortedSize+16]
-		if mayHold(filter, bits, h) {
+		if mayHold(filter, base, bits, h) {
 			parts = append(parts, prefix(h, pbits))
 		}
 	}

@@ -118,10 +118,16 @@ type Matcher struct {
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
-	// sorted and unseenSorted list tonight's groups and unseen records by
-	// key hash (prepareMemory), for MemoryParts and AddMemory.
+	// For MemoryParts and AddMemory, tonight's groups meet the earlier
+	// nights' memory in passes by key hash (hashPasses): passOf is each
+	// group's pass, passCounts how many of each pass each processor's range
+	// holds, and sorted lists the groups of the current pass by key hash;
+	// unseenSorted lists the unseen records by key hash.
+	passOf               []uint8
+	passCounts           [][]int32
+	passBits, pass       int
+	hashed, memoryReady  bool
 	sorted, unseenSorted []byte
-	memoryReady          bool
 	big                  *mappings // the arrays above allocated outside the heap
 	// While the file is still being read (Interleave until RowsDone), a
 	// local record whose key has no row yet waits in early, and an order
@@ -521,10 +527,8 @@ func (c Classification) Result(run reconcile.Run) *reconcile.Result {
 func (m *Matcher) Classify() Classification {
 	m.flush()
 	// Tonight's keys listed by hash served the earlier nights' memory,
-	// all of it read by now: at ten million keys the list is 220 MB,
-	// returned before classification needs its own.
-	freeBig(m.big, m.sorted)
-	m.sorted, m.unseenSorted, m.memoryReady = nil, nil, false
+	// all of it read by now: returned before classification needs its own.
+	m.forgetPasses()
 	res := Classification{
 		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,

@@ -35,20 +35,96 @@ type keyHash [16]byte
 // group of tonight's file, then the group's index.
 const sortedSize = 20
 
-// sortGroups lists tonight's groups by key hash, for merging with the
-// memory of earlier nights. The list is outside the heap (bigSlice) and
-// written in its order as the hashes are made, once to count them and
-// once to place them: at ten million keys it is 220 MB, and an unsorted
-// copy beside it had been as much again, at the top of the run's memory.
-func (m *Matcher) sortGroups() {
-	sorted := bigSlice[byte](m.big, len(m.groups)*sortedSize, true, false)
-	m.sorted = sortEntriesInto(sorted, len(m.groups), sortedSize, func(gi int, e []byte) {
-		g := &m.groups[gi]
-		h := hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g)))
-		copy(e, h[:])
-		binary.BigEndian.PutUint32(e[16:], uint32(gi))
+// Tonight's keys meet the earlier nights' memory one range of key hashes
+// at a time, a pass: the keys of a pass are listed by hash, and each
+// night's filter is read for that range and its parts in it. Listed all at
+// once, ten million keys were 220 MB at the top of the run's memory; a
+// pass holds about passKeys of them.
+var passKeys = 1 << 20
+
+// maxPassBits bounds the passes at 1<<maxPassBits: a night's filter has
+// at least that many blocks once its passes cut it.
+const maxPassBits = 6
+
+// passBitsFor returns how many first bits of a key hash number the
+// passes over n keys.
+func passBitsFor(n int) int {
+	bits := 0
+	for bits < maxPassBits && n > passKeys<<bits {
+		bits++
+	}
+	return bits
+}
+
+// hashPasses notes the pass of each of tonight's groups, and how many
+// each processor's range of them has in each pass, so that a pass is
+// listed by hashing only its own keys: every key is hashed twice in all,
+// once here and once in its pass. A single pass needs neither.
+func (m *Matcher) hashPasses() {
+	m.hashed, m.passBits, m.pass = true, passBitsFor(len(m.groups)), -1
+	if m.passBits == 0 {
+		return
+	}
+	n, passes := len(m.groups), 1<<m.passBits
+	m.passOf = bigSlice[uint8](m.big, n, true, false)
+	m.passCounts = make([][]int32, workersFor(n))
+	parallel(len(m.passCounts), func(w int) {
+		counts := make([]int32, passes)
+		lo, hi := share(w, len(m.passCounts), n)
+		for gi := lo; gi < hi; gi++ {
+			h := m.groupHash(gi)
+			p := prefix(h[:], m.passBits)
+			m.passOf[gi] = uint8(p)
+			counts[p]++
+		}
+		m.passCounts[w] = counts
 	})
 }
+
+// listPass lists the groups of pass p by key hash into m.sorted, in place
+// of the pass listed before.
+func (m *Matcher) listPass(p int) {
+	freeBig(m.big, m.sorted)
+	m.sorted, m.pass = nil, p
+	n := len(m.groups)
+	workers := workersFor(n)
+	if m.passBits > 0 {
+		workers = len(m.passCounts)
+	}
+	at := make([]int, workers+1) // where each processor's entries of the pass begin
+	for w := range workers {
+		lo, hi := share(w, workers, n)
+		c := hi - lo
+		if m.passBits > 0 {
+			c = int(m.passCounts[w][p])
+		}
+		at[w+1] = at[w] + c
+	}
+	list := passingBytes(m.big, at[workers]*sortedSize)
+	parallel(workers, func(w int) {
+		lo, hi := share(w, workers, n)
+		// Appending to an empty slice of the processor's room writes in place.
+		e := list[at[w]*sortedSize : at[w]*sortedSize]
+		for gi := lo; gi < hi; gi++ {
+			if m.passBits > 0 && int(m.passOf[gi]) != p {
+				continue
+			}
+			h := m.groupHash(gi)
+			e = binary.BigEndian.AppendUint32(append(e, h[:]...), uint32(gi))
+		}
+	})
+	m.sorted = sortFixedInto(passingBytes(m.big, len(list)), list, sortedSize)
+	freeBig(m.big, list)
+}
+
+// groupHash is the key hash of group gi.
+func (m *Matcher) groupHash(gi int) keyHash {
+	g := &m.groups[gi]
+	return hashKeyBytes(kindOf(g.kind()), m.arena.bytes(m.groupKey(g)))
+}
+
+// workersFor is how many processors share a pass over n items.
+func workersFor(n int) int { return min(runtime.GOMAXPROCS(0), max(1, n/100000)) }
 
 func hashKey(kind reconcile.Kind, key string) keyHash {
 	return hashKeyBytes(kind, []byte(key))
@@ -110,19 +186,19 @@ var statusCodes = []reconcile.TxnStatus{reconcile.StatusSuccess, reconcile.Statu
 // the matcher cannot be used again.
 func (m *Matcher) Memory() []byte {
 	m.flush()
-	groups, locals, slots, sorted := m.groups, m.locals, m.tab.slots, m.sorted
-	m.groups, m.locals, m.tab.slots, m.sorted, m.unseenSorted, m.earlier, m.localText = nil, nil, nil, nil, nil, nil, nil
+	m.forgetPasses()
+	groups, locals, slots := m.groups, m.locals, m.tab.slots
+	m.groups, m.locals, m.tab.slots, m.earlier, m.localText = nil, nil, nil, nil, nil
 	freeBig(m.big, groups)
 	freeBig(m.big, locals)
 	freeBig(m.big, slots)
-	freeBig(m.big, sorted)
 	if len(m.rows) > 1<<20 {
 		runtime.GC() // so the blob reuses that memory instead of adding to it
 	}
 	// Hashing is most of the work, and each record is its own: the rows
 	// are cut in one range per processor.
 	out := make([]byte, len(m.rows)*recordSize)
-	workers := min(runtime.GOMAXPROCS(0), max(1, len(m.rows)/100000))
+	workers := workersFor(len(m.rows))
 	parallel(workers, func(w int) {
 		lo, hi := share(w, workers, len(m.rows))
 		for i := lo; i < hi; i++ {
@@ -275,7 +351,9 @@ var ErrMemory = errors.New("memory blob is damaged")
 // order). Rows of it with keys of tonight's file become earlier rows of
 // those keys (rule 7); local records of tonight's date missing from
 // tonight's file whose keys it carries were settled then, not missed. Call
-// it after AddRow and AddLocalRow, before Classify.
+// it after AddRow and AddLocalRow, before Classify. Of tonight's keys,
+// those of the current pass (MemoryPass) meet it: the parts of a night
+// are read again in each pass.
 func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	if len(blob)%recordSize != 0 {
 		return fmt.Errorf("%w: %d bytes", ErrMemory, len(blob))
@@ -306,26 +384,50 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	return nil
 }
 
-// SortKeys lists tonight's keys by key hash, as MemoryParts and AddMemory
-// need. They do it themselves when it has not been done; a run that will
-// read earlier nights calls it once the day's window of local records is
-// in, before the keys outside it are looked up.
+// SortKeys hashes tonight's keys for meeting earlier nights' memory, as
+// MemoryPasses, MemoryParts and AddMemory need. They do it themselves
+// when it has not been done; a run that will read earlier nights calls it
+// once the day's window of local records is in, before the keys outside
+// it are looked up.
 func (m *Matcher) SortKeys() {
 	m.flush()
-	if m.sorted == nil {
-		m.sortGroups()
+	if !m.hashed {
+		m.hashPasses()
 	}
 }
 
-// prepareMemory lists tonight's keys and the keys of the local records
-// missing from tonight's file by key hash, once, for filtering and merging
-// earlier nights' memory.
+// MemoryPasses returns how many passes tonight's keys meet the memory of
+// earlier nights in: 1<<n for n first bits of the key hash, about
+// passKeys keys each. Call it after AddRow and AddLocalRow.
+func (m *Matcher) MemoryPasses() int {
+	m.flush()
+	m.SortKeys()
+	return 1 << m.passBits
+}
+
+// MemoryPass lists the keys of pass p (0 ≤ p < MemoryPasses) by key hash,
+// letting go of the pass before: the filter ranges, parts and blobs given
+// to FilterRange, MemoryParts and AddMemory from then on are met by those
+// keys. Without it, the first is listed.
+func (m *Matcher) MemoryPass(p int) {
+	m.flush()
+	m.prepareMemory()
+	if p != m.pass {
+		m.listPass(p)
+	}
+}
+
+// prepareMemory hashes tonight's keys into their passes and lists the
+// first, and lists the keys of the local records missing from tonight's
+// file by key hash, once, for filtering and merging earlier nights'
+// memory.
 func (m *Matcher) prepareMemory() {
 	if m.memoryReady {
 		return
 	}
 	m.memoryReady = true
 	m.SortKeys()
+	m.listPass(0)
 	u := make([]byte, len(m.unseen)*sortedSize)
 	for i, rec := range m.unseen {
 		h := hashKey(rec.Kind, rec.Key())
@@ -333,6 +435,15 @@ func (m *Matcher) prepareMemory() {
 		binary.BigEndian.PutUint32(u[i*sortedSize+16:], uint32(i))
 	}
 	m.unseenSorted = sortFixed(u, sortedSize)
+}
+
+// forgetPasses lets go of tonight's keys listed for the earlier nights'
+// memory: at ten million keys, 11 MB of passes and a pass's list.
+func (m *Matcher) forgetPasses() {
+	freeBig(m.big, m.sorted)
+	freeBig(m.big, m.passOf)
+	m.sorted, m.unseenSorted, m.passOf, m.passCounts = nil, nil, nil, nil
+	m.hashed, m.memoryReady = false, false
 }
 
 // merge calls fn for each record of blob and each entry of sorted (a key

@@ -360,7 +360,7 @@ func (n *night) addRelated() error {
 // keys it made into cases (a key settled on an earlier night).
 func (n *night) remember(ctx context.Context) error {
 	spec, db := n.spec, n.db
-	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m.MemoryParts, n.m.AddMemory); err != nil {
+	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m); err != nil {
 		return err
 	}
 	asked, err := n.idem.wait()

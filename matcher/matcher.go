@@ -2,11 +2,12 @@
 // date against the local records, by the rules of the product spec. It is
 // pure: no I/O, no clock, and the same input always gives the same output.
 //
-// A run hands it, in this order: the file's rows (AddRow, then SortKeys
+// A run hands it, in this order: the file's rows (AddRow, then HashKeys
 // when earlier nights will be read); the local records, the day's window
 // and then those of the file's keys the window did not hold (AddLocalRow,
-// LocalKeys); the parts of earlier nights' memory that may hold its keys
-// (MemoryParts, AddMemory); the idempotency status of the keys that do not
+// LocalKeys); the parts of earlier nights' memory that may hold its keys,
+// in passes by key hash (MemoryPasses, MemoryPass, FilterRange,
+// MemoryParts, AddMemory); the idempotency status of the keys that do not
 // simply match (IdemKeys, SetIdem); earlier pending findings and reversed
 // duplicates (AddPending, AddReversed). Classify then classifies, and Memory
 // gives the night's own memory, which LayOut cuts into the parts stored for

@@ -384,12 +384,12 @@ func (m *Matcher) AddMemory(date time.Time, blob []byte) error {
 	return nil
 }
 
-// SortKeys hashes tonight's keys for meeting earlier nights' memory, as
+// HashKeys hashes tonight's keys for meeting earlier nights' memory, as
 // MemoryPasses, MemoryParts and AddMemory need. They do it themselves
 // when it has not been done; a run that will read earlier nights calls it
 // once the day's window of local records is in, before the keys outside
 // it are looked up.
-func (m *Matcher) SortKeys() {
+func (m *Matcher) HashKeys() {
 	m.flush()
 	if !m.hashed {
 		m.hashPasses()
@@ -401,7 +401,7 @@ func (m *Matcher) SortKeys() {
 // passKeys keys each. Call it after AddRow and AddLocalRow.
 func (m *Matcher) MemoryPasses() int {
 	m.flush()
-	m.SortKeys()
+	m.HashKeys()
 	return 1 << m.passBits
 }
 
@@ -426,7 +426,7 @@ func (m *Matcher) prepareMemory() {
 		return
 	}
 	m.memoryReady = true
-	m.SortKeys()
+	m.HashKeys()
 	m.listPass(0)
 	u := make([]byte, len(m.unseen)*sortedSize)
 	for i, rec := range m.unseen {

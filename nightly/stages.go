@@ -263,11 +263,12 @@ func (n *night) loadLocal(ctx context.Context) error {
 	n.idem = startAside(ctx, func(ctx context.Context) ([]idemStatus, error) {
 		return idemStatuses(ctx, db, idemOrders, idemRefunds)
 	})
-	// Earlier nights are merged by key hash: tonight's keys are listed.
+	// Earlier nights are merged by key hash: tonight's keys are hashed
+	// into the passes they meet them in.
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {
 		return err
 	} else if remembers {
-		n.m.SortKeys()
+		n.m.HashKeys()
 	}
 	orders, refunds := n.m.LocalKeys()
 	more, err := db.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, func(r *reconcile.LocalRow) error {

@@ -59,15 +59,20 @@ func passBitsFor(n int) int {
 // hashPasses notes the pass of each of tonight's groups, and how many
 // each processor's range of them has in each pass, so that a pass is
 // listed by hashing only its own keys: every key is hashed twice in all,
-// once here and once in its pass. A single pass needs neither.
+// once here and once in its pass. A single pass holds every group, and
+// no key is hashed here.
 func (m *Matcher) hashPasses() {
 	m.hashed, m.passBits, m.pass = true, passBitsFor(len(m.groups)), -1
-	if m.passBits == 0 {
+	n, passes := len(m.groups), 1<<m.passBits
+	m.passCounts = make([][]int32, workersFor(n))
+	if passes == 1 {
+		for w := range m.passCounts {
+			lo, hi := share(w, len(m.passCounts), n)
+			m.passCounts[w] = []int32{int32(hi - lo)}
+		}
 		return
 	}
-	n, passes := len(m.groups), 1<<m.passBits
 	m.passOf = bigSlice[uint8](m.big, n, true, false)
-	m.passCounts = make([][]int32, workersFor(n))
 	parallel(len(m.passCounts), func(w int) {
 		counts := make([]int32, passes)
 		lo, hi := share(w, len(m.passCounts), n)
@@ -86,19 +91,10 @@ func (m *Matcher) hashPasses() {
 func (m *Matcher) listPass(p int) {
 	freeBig(m.big, m.sorted)
 	m.sorted, m.pass = nil, p
-	n := len(m.groups)
-	workers := workersFor(n)
-	if m.passBits > 0 {
-		workers = len(m.passCounts)
-	}
+	n, workers := len(m.groups), len(m.passCounts)
 	at := make([]int, workers+1) // where each processor's entries of the pass begin
 	for w := range workers {
-		lo, hi := share(w, workers, n)
-		c := hi - lo
-		if m.passBits > 0 {
-			c = int(m.passCounts[w][p])
-		}
-		at[w+1] = at[w] + c
+		at[w+1] = at[w] + int(m.passCounts[w][p])
 	}
 	list := passingBytes(m.big, at[workers]*sortedSize)
 	sinks := make([]byte, workers)
@@ -115,22 +111,20 @@ func (m *Matcher) listPass(p int) {
 		var sink byte
 		k := 0
 		hash := func() {
-			var sum byte
 			for _, gi := range gis[:k] {
-				sum += byte(m.rows[m.groups[gi].first].kind)
+				sink += byte(m.rows[m.groups[gi].first].kind)
 			}
 			for _, gi := range gis[:k] {
-				sum += m.arena.b[m.groupKey(&m.groups[gi]).off]
+				sink += m.arena.b[m.groupKey(&m.groups[gi]).off]
 			}
 			for _, gi := range gis[:k] {
 				h := m.groupHash(int(gi))
 				e = binary.BigEndian.AppendUint32(append(e, h[:]...), uint32(gi))
 			}
-			sink += sum
 			k = 0
 		}
 		for gi := lo; gi < hi; gi++ {
-			if m.passBits > 0 && int(m.passOf[gi]) != p {
+			if m.passOf != nil && int(m.passOf[gi]) != p {
 				continue
 			}
 			gis[k] = int32(gi)
@@ -281,19 +275,9 @@ func sortFixed(out []byte, recordSize int) []byte {
 
 // sortFixedInto sorts the records of out into sorted, as long as out.
 func sortFixedInto(sorted, out []byte, recordSize int) []byte {
-	return sortEntriesInto(sorted, len(out)/recordSize, recordSize, func(i int, e []byte) {
-		copy(e, out[i*recordSize:(i+1)*recordSize])
-	})
-}
-
-// sortEntriesInto sorts n records of recordSize bytes into sorted, record
-// i being what entry writes into its room: it is called twice for each,
-// once to count the records of each bucket and once to place them.
-func sortEntriesInto(sorted []byte, n, recordSize int, entry func(i int, e []byte)) []byte {
+	n := len(out) / recordSize
 	if n < 2 {
-		if n == 1 {
-			entry(0, sorted[:recordSize])
-		}
+		copy(sorted, out)
 		return sorted
 	}
 	bits := 1
@@ -302,18 +286,16 @@ func sortEntriesInto(sorted []byte, n, recordSize int, entry func(i int, e []byt
 	}
 	shift := 32 - bits
 	buckets := 1 << bits
-	bucket := func(e []byte) int { return int(binary.BigEndian.Uint32(e) >> shift) }
+	bucket := func(i int) int { return int(binary.BigEndian.Uint32(out[i*recordSize:]) >> shift) }
 	workers := min(runtime.GOMAXPROCS(0), max(1, n/(1<<16)))
 
 	// next[w][b] is where worker w puts its next record of bucket b.
 	next := make([][]int32, workers)
 	parallel(workers, func(w int) {
 		counts := make([]int32, buckets)
-		e := make([]byte, recordSize)
 		lo, hi := share(w, workers, n)
 		for i := lo; i < hi; i++ {
-			entry(i, e)
-			counts[bucket(e)]++
+			counts[bucket(i)]++
 		}
 		next[w] = counts
 	})
@@ -330,12 +312,10 @@ func sortEntriesInto(sorted []byte, n, recordSize int, entry func(i int, e []byt
 	start[buckets] = int32(n)
 
 	parallel(workers, func(w int) {
-		e := make([]byte, recordSize)
 		lo, hi := share(w, workers, n)
 		for i := lo; i < hi; i++ {
-			entry(i, e)
-			b := bucket(e)
-			copy(sorted[int(next[w][b])*recordSize:], e)
+			b := bucket(i)
+			copy(sorted[int(next[w][b])*recordSize:], out[i*recordSize:(i+1)*recordSize])
 			next[w][b]++
 		}
 	})

@@ -40,13 +40,23 @@ const (
 	// FeeMismatch is a row whose fee differs from the channel's contract by
 	// more than the tolerance.
 	FeeMismatch Category = "fee_mismatch"
+	// OrderMismatch is a channel row under one of our keys whose order is
+	// not the one our record names: a refund number of ours refunded on
+	// another order, a payment whose channel id our records hold under
+	// another order. The money went to another order's customer, or our
+	// records are wrong; never matched, never reversed by itself.
+	OrderMismatch Category = "order_mismatch"
+	// RefundCurrencyMismatch is a refund in another currency than its
+	// order's: it cannot be added to the order's refunds (rule 8), so it
+	// is told on its own.
+	RefundCurrencyMismatch Category = "refund_currency_mismatch"
 )
 
 // Categories lists every category in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
 	DuplicatePayment, DuplicateRefund, OverRefund, SuspectedDuplicateRefund, SuspectedDuplicatePayment,
-	FeeMismatch, Unrecognized, Pending, DuplicateVanished,
+	OrderMismatch, RefundCurrencyMismatch, FeeMismatch, Unrecognized, Pending, DuplicateVanished,
 }
 
 // State is where a finding stands. A finding that needs a person is OPEN

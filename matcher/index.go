@@ -117,10 +117,11 @@ type localRow struct {
 type localFlags uint8
 
 const (
-	localRefund   localFlags = 1 << iota // a refund's record, not an order's
-	localNoID                            // its channel id is empty
-	localCustomer                        // it has a customer
-	localPairable                        // an order rule 10 looks at (Matcher.pairable)
+	localRefund     localFlags = 1 << iota // a refund's record, not an order's
+	localNoID                              // its channel id is empty
+	localCustomer                          // it has a customer
+	localPairable                          // an order rule 10 looks at (Matcher.pairable)
+	localOtherOrder                        // a refund's record of another order than its first row names
 )
 
 func (l *localRow) is(f localFlags) bool { return l.flags&f != 0 }

@@ -372,6 +372,7 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		m.recheck = append(m.recheck, li) // a later row may settle it
 	}
 	sameOrder := string(m.arena.bytes(first.order())) == string(r.OrderNo)
+	l.set(localOtherOrder, kind == refundCode && !sameOrders(m.arena.bytes(first.order()), r.OrderNo))
 	sameRefund := string(m.arena.bytes(first.refund())) == string(r.RefundNo)
 	sameID := l.is(localNoID) || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
 	if !sameOrder || !sameRefund || !sameID {
@@ -482,14 +483,45 @@ func (m *Matcher) agrees(gi int32) bool {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]
-	if r.amount != l.amount || m.rowCur(g.first) != m.localCur(g.local, l) {
-		return false
-	}
-	return localOutcome(m.word(g.local, l, false)) == statusCodes[r.status]
+	return agreement(!l.is(localOtherOrder),
+		terms{r.amount, m.rowCur(g.first), statusCodes[r.status]},
+		terms{l.amount, m.localCur(g.local, l), localOutcome(m.word(g.local, l, false))}) == reconcile.Matched
 }
 
 func localOutcome(status string) reconcile.TxnStatus {
 	return reconcile.LocalRecord{Status: status}.Outcome()
+}
+
+// terms are what rule 3 compares of a row and of a local record: the
+// amount, its currency, and the outcome.
+type terms struct {
+	amount int64
+	cur    [3]byte
+	status reconcile.TxnStatus
+}
+
+// agreement is rule 3 (and 13's order): how a group's original row
+// stands to its local record. It is the one predicate of "these agree":
+// the plain match decided over the packed rows (agrees) and the full
+// comparison (compare) both call it, so a check added here holds for
+// both.
+func agreement(sameOrder bool, row, local terms) reconcile.Category {
+	switch {
+	case !sameOrder:
+		return reconcile.OrderMismatch
+	case row.amount != local.amount || row.cur != local.cur:
+		return reconcile.AmountMismatch
+	case row.status != local.status:
+		return reconcile.StatusMismatch
+	}
+	return reconcile.Matched
+}
+
+// sameOrders reports whether a refund row of order row and our refund of
+// order ours are of one order, as far as both say: a side that names no
+// order does not disagree.
+func sameOrders[R, O ~string | ~[]byte](row R, ours O) bool {
+	return len(row) == 0 || len(ours) == 0 || string(row) == string(ours)
 }
 
 // Classification is what the matcher found: the counts and findings of a
@@ -652,28 +684,42 @@ func sortRows(rows []reconcile.Transaction) {
 	})
 }
 
-// classify applies rules 2 to 4 and 7: the earliest row of a group is the
-// original and is compared with the local record; every later row is a
-// duplicate. When an earlier date's file already settled the key, its
-// earliest row is the original (compared then), and every row of this file
-// under a channel id not seen before is a duplicate of it; a row under a
-// channel id seen before is that same row again, never a duplicate.
+// classify applies rules 2 to 4, 7 and 13: the earliest row of a group is
+// the original and is compared with the local record; every later row is
+// a duplicate. Where our record holds a channel id, the row carrying it
+// is the original whatever the times say, and a refund row on another
+// order than our refund's is a finding of its own. When an earlier
+// date's file already settled the key, its earliest row is the original
+// (compared then), and every row of this file under a channel id not
+// seen before is a duplicate of it; a row under a channel id seen before
+// is that same row again, never a duplicate.
 func classify(g *group, add func(reconcile.Finding)) {
 	sortRows(g.rows)
 	fps := rowFingerprints(g.rows)
 	if len(g.reversed) > 0 {
 		reversedLast(g, fps)
+	}
+	ours := ourRowFirst(g.rows, fps, g.local)
+	if len(g.reversed) > 0 {
 		if f, ok := g.reversed[rowKey(g.rows[0], fps[0])]; ok {
 			// Every row of the key, or the only one, was reversed as a
-			// duplicate: the reversal stands on the original.
+			// duplicate, or the one our record names was: the reversal
+			// stands on the original.
 			add(reversedOriginal(f))
 		}
 	}
-	original := compare(g.rows[0], g.local)
+	// Every row of the group, those on another order included, decides
+	// whether its duplicates are unambiguous: rows that disagree on the
+	// order are never one refund.
+	rows, fps, elsewhere := onOurOrder(g.rows, fps, g.local, add)
+	if len(rows) == 0 {
+		return
+	}
+	original := compare(rows[0], g.local)
 	original.RowFingerprint = fps[0]
 	if len(g.earlier) == 0 {
 		add(original)
-		duplicates(g.rows[0], g.rows[1:], fps[1:], g.rows, g.local, "", add)
+		duplicates(rows[0], rows[1:], fps[1:], g.rows, ambiguities(g.rows, g.local), g.local, "", add)
 		return
 	}
 	sortRows(g.earlier)
@@ -683,7 +729,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 	}
 	var fresh []reconcile.Transaction
 	var freshFPs []string
-	for i, r := range g.rows {
+	for i, r := range rows {
 		tok := rowToken(r)
 		if seen[tok] > 0 {
 			// The same channel id again is the same row, however often.
@@ -703,13 +749,65 @@ func classify(g *group, add func(reconcile.Finding)) {
 		add(original)
 		return
 	}
-	group := append(append([]reconcile.Transaction{}, g.earlier...), fresh...)
+	group := append(append(append([]reconcile.Transaction{}, g.earlier...), fresh...), elsewhere...)
+	reasons := ambiguities(group, g.local)
+	if ours && rowCarries(fresh[0], g.local.ChannelTxnID) {
+		// The row our record names is new tonight: it may be the one
+		// movement we made, and the earlier night's row the stray.
+		// Which of the two to undo is a person's call.
+		reasons = append(reasons, "our record names this row's channel id, not the earlier night's row")
+	}
 	orig := g.earlier[0]
 	note := " (the original was settled in the file of " + orig.OccurredAt.Format(time.DateOnly) + ")"
 	if len(orig.ChannelTxnID) > 3 && orig.ChannelTxnID[:3] == "fp:" {
 		orig.ChannelTxnID = "" // known only by its hash: the note names its night
 	}
-	duplicates(orig, fresh, freshFPs, group, g.local, note, add)
+	duplicates(orig, fresh, freshFPs, group, reasons, g.local, note, add)
+}
+
+// ourRowFirst moves the row carrying the channel id our record holds to
+// the front of rows, fps with it, and reports whether one did: it is the
+// movement we recorded, the original whatever the times say.
+func ourRowFirst(rows []reconcile.Transaction, fps []string, loc *reconcile.LocalRecord) bool {
+	if loc == nil || loc.ChannelTxnID == "" {
+		return false
+	}
+	for i, r := range rows {
+		if rowCarries(r, loc.ChannelTxnID) {
+			r, fp := rows[i], fps[i]
+			copy(rows[1:i+1], rows[:i])
+			copy(fps[1:i+1], fps[:i])
+			rows[0], fps[0] = r, fp
+			return true
+		}
+	}
+	return false
+}
+
+// rowCarries reports whether a row is the movement of channel id id, as
+// our records keep it: the row's own id, or a refund row's refund id.
+func rowCarries(r reconcile.Transaction, id string) bool {
+	return id != "" && (r.ChannelTxnID == id || r.Kind == reconcile.KindRefund && r.RefundID() == id)
+}
+
+// onOurOrder reports each refund row on another order than our refund's
+// (rule 13) and returns the others, fps with them, and those rows.
+func onOurOrder(rows []reconcile.Transaction, fps []string, loc *reconcile.LocalRecord,
+	add func(reconcile.Finding)) (ours []reconcile.Transaction, ourFPs []string, elsewhere []reconcile.Transaction) {
+	if loc == nil || loc.Kind != reconcile.KindRefund {
+		return rows, fps, nil
+	}
+	for i, r := range rows {
+		if sameOrders(r.OrderNo, loc.OrderNo) {
+			ours, ourFPs = append(ours, r), append(ourFPs, fps[i])
+			continue
+		}
+		elsewhere = append(elsewhere, r)
+		f := otherOrder(r, loc)
+		f.RowFingerprint = fps[i]
+		add(f)
+	}
+	return ours, ourFPs, elsewhere
 }
 
 // reversedLast puts the rows an earlier run of this date reversed after
@@ -770,14 +868,13 @@ func rowFingerprints(rows []reconcile.Transaction) []string {
 }
 
 // duplicates reports each of dups as a duplicate of orig; fps are the
-// dups' row fingerprints, group every row of the key, for the ambiguity
-// rules.
+// dups' row fingerprints, group every row of the key, and reasons why
+// they may not be reversed without a person (ambiguities).
 func duplicates(orig reconcile.Transaction, dups []reconcile.Transaction, fps []string, group []reconcile.Transaction,
-	local *reconcile.LocalRecord, note string, add func(reconcile.Finding)) {
+	reasons []string, local *reconcile.LocalRecord, note string, add func(reconcile.Finding)) {
 	if len(dups) == 0 {
 		return
 	}
-	reasons := ambiguities(group, local)
 	for i, dup := range dups {
 		f := fromRow(dup, local)
 		f.RowFingerprint = fps[i]
@@ -836,6 +933,21 @@ func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord) []str
 	if !allSuccess {
 		why = append(why, "not every row is a completed movement")
 	}
+	// Rule 13: rows that name different orders are never one refund.
+	var orders []string
+	for _, r := range rows {
+		if r.OrderNo != "" && !slices.Contains(orders, r.OrderNo) {
+			orders = append(orders, r.OrderNo)
+		}
+	}
+	if len(orders) > 1 {
+		sort.Strings(orders)
+		why = append(why, "the rows name different orders ("+strings.Join(orders, ", ")+")")
+	}
+	if loc != nil && loc.Kind == reconcile.KindRefund && len(orders) > 0 &&
+		(len(orders) > 1 || !sameOrders(orders[0], loc.OrderNo)) {
+		why = append(why, "our refund is of order "+loc.OrderNo)
+	}
 	switch {
 	case loc == nil:
 		why = append(why, "we have no local record")
@@ -858,17 +970,21 @@ func compare(tx reconcile.Transaction, loc *reconcile.LocalRecord) reconcile.Fin
 	if tx.Kind == reconcile.KindRefund {
 		what = "refund " + tx.RefundNo
 	}
-	switch {
-	case loc == nil:
+	if loc == nil {
 		f.Category = reconcile.MissingLocal
 		f.Hint = fmt.Sprintf("The channel settled %s (%s) but we have no record of it: money moved that we never recorded.",
 			what, money(tx.Amount, tx.Currency))
-	case loc.Amount != tx.Amount || loc.Currency != tx.Currency:
-		f.Category = reconcile.AmountMismatch
+		return f
+	}
+	f.Category = agreement(tx.Kind != reconcile.KindRefund || sameOrders(tx.OrderNo, loc.OrderNo),
+		terms{tx.Amount, curOf(tx.Currency), tx.Status}, terms{loc.Amount, curOf(loc.Currency), loc.Outcome()})
+	switch f.Category {
+	case reconcile.OrderMismatch:
+		f = otherOrder(tx, loc)
+	case reconcile.AmountMismatch:
 		f.Hint = fmt.Sprintf("The channel settled %s for %s; we recorded %s.",
 			what, money(tx.Amount, tx.Currency), money(loc.Amount, loc.Currency))
-	case loc.Outcome() != tx.Status:
-		f.Category = reconcile.StatusMismatch
+	case reconcile.StatusMismatch:
 		f.Hint = fmt.Sprintf("The channel says the %s is %s; our record is %s.", what, tx.Status, loc.Status)
 		switch {
 		case loc.IdemStatus == reconcile.IdemInProgress:
@@ -876,10 +992,28 @@ func compare(tx reconcile.Transaction, loc *reconcile.LocalRecord) reconcile.Fin
 		case tx.Status == reconcile.StatusSuccess:
 			f.Hint += " Probably a lost callback: the channel's result never reached us."
 		}
-	default:
-		f.Category = reconcile.Matched
 	}
 	return f
+}
+
+// otherOrder is rule 13's finding of a refund row under our refund
+// number on another order than our refund's: the money went to that
+// order's customer, or one side's records are wrong.
+func otherOrder(tx reconcile.Transaction, loc *reconcile.LocalRecord) reconcile.Finding {
+	f := fromRow(tx, loc)
+	f.Category = reconcile.OrderMismatch
+	f.Related = []string{fmt.Sprintf("our refund %s is of order %s, %s%s", loc.RefundNo, loc.OrderNo,
+		money(loc.Amount, loc.Currency), idNote(loc.ChannelTxnID))}
+	f.Hint = fmt.Sprintf("The channel settled refund %s (%s, channel id %s) on order %s, but our refund %s is of order %s: the money may have gone to another order's customer. Find which order the refund belongs to; never reversed automatically.",
+		tx.RefundNo, money(tx.Amount, tx.Currency), reconcile.Quote(tx.ChannelTxnID), tx.OrderNo, loc.RefundNo, loc.OrderNo)
+	return f
+}
+
+func idNote(id string) string {
+	if id == "" {
+		return ""
+	}
+	return ", channel id " + id
 }
 
 func fromRow(tx reconcile.Transaction, loc *reconcile.LocalRecord) reconcile.Finding {

@@ -93,6 +93,8 @@ var categoryDescriptions = map[reconcile.Category]string{
 	reconcile.SuspectedDuplicateRefund:  "A refund of an order under a new refund number, for the same amount as another settled shortly before: the same refund again?",
 	reconcile.SuspectedDuplicatePayment: "A customer's paid order for the same amount as another of theirs created minutes before: a second click that got its own order number?",
 	reconcile.FeeMismatch:               "The channel took a fee that differs from its contract by more than the tolerance.",
+	reconcile.OrderMismatch:             "The channel booked a payment or refund of ours on another order than the one our records name: money that may have gone to another customer.",
+	reconcile.RefundCurrencyMismatch:    "A refund in another currency than its order's: it cannot count against what was paid, and one side's records are wrong.",
 }
 
 // WorkbookName is the file name of the review workbook of a channel and day.

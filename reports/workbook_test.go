@@ -442,6 +442,8 @@ func TestWriteWorkbook(t *testing.T) {
 			"suspected_duplicate_refund":  {{"", "0", "", "", ""}},
 			"suspected_duplicate_payment": {{"", "0", "", "", ""}},
 			"fee_mismatch":                {{"", "0", "", "", ""}},
+			"order_mismatch":              {{"", "0", "", "", ""}},
+			"refund_currency_mismatch":    {{"", "0", "", "", ""}},
 		}
 		for _, c := range reconcile.Categories {
 			if !slices.Equal(got[string(c)], want[string(c)]) {

@@ -1,0 +1,137 @@
+package matcher_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"reconcile"
+	"reconcile/matcher"
+)
+
+// Rule 13: rows under one refund number that name different orders are
+// never one refund, and a refund row on another order than ours is never
+// matched. Our refund R9 is of order O1, and the channel's id of it RF1.
+func TestRowsOnAnotherOrder(t *testing.T) {
+	ours := func(id string) reconcile.LocalRecord {
+		r := localRefund("O1", "R9", "SUCCEEDED", 100, "10:00")
+		r.ChannelTxnID = id
+		return r
+	}
+	tests := []struct {
+		name    string
+		rows    []reconcile.Transaction
+		locals  []reconcile.LocalRecord
+		want    []brief
+		matched int
+		hint    string // a phrase the first finding's hint must contain
+	}{
+		{
+			name:    "our row first, another order's after it",
+			rows:    []reconcile.Transaction{refund("O1", "R9", "RF1", 100, "10:00"), refund("O2", "R9", "RF2", 100, "11:00")},
+			locals:  []reconcile.LocalRecord{ours("RF1")},
+			want:    []brief{{reconcile.OrderMismatch, "RF2R9", false}},
+			matched: 1,
+			hint:    "on order O2, but our refund R9 is of order O1",
+		},
+		{
+			name:    "another order's row first: ours is still the original",
+			rows:    []reconcile.Transaction{refund("O2", "R9", "RF2", 100, "09:00"), refund("O1", "R9", "RF1", 100, "10:00")},
+			locals:  []reconcile.LocalRecord{ours("RF1")},
+			want:    []brief{{reconcile.OrderMismatch, "RF2R9", false}},
+			matched: 1,
+		},
+		{
+			name:    "another order's row first, our record without a channel id",
+			rows:    []reconcile.Transaction{refund("O2", "R9", "RF2", 100, "09:00"), refund("O1", "R9", "RF1", 100, "10:00")},
+			locals:  []reconcile.LocalRecord{ours("")},
+			want:    []brief{{reconcile.OrderMismatch, "RF2R9", false}},
+			matched: 1,
+		},
+		{
+			name:   "the only row is on another order",
+			rows:   []reconcile.Transaction{refund("O2", "R9", "RF2", 100, "10:00")},
+			locals: []reconcile.LocalRecord{ours("RF1")},
+			want:   []brief{{reconcile.OrderMismatch, "RF2R9", false}},
+		},
+		{
+			name:   "the only row is on another order, for another amount",
+			rows:   []reconcile.Transaction{refund("O2", "R9", "RF2", 250, "10:00")},
+			locals: []reconcile.LocalRecord{ours("")},
+			want:   []brief{{reconcile.OrderMismatch, "RF2R9", false}},
+		},
+		{
+			name: "a duplicate beside a row on another order is not reversed",
+			rows: []reconcile.Transaction{
+				refund("O1", "R9", "RF1", 100, "10:00"), refund("O1", "R9", "RF3", 100, "10:05"), refund("O2", "R9", "RF2", 100, "10:10"),
+			},
+			locals:  []reconcile.LocalRecord{ours("RF1")},
+			want:    []brief{{reconcile.DuplicateRefund, "RF3R9", false}, {reconcile.OrderMismatch, "RF2R9", false}},
+			matched: 1,
+			hint:    "the rows name different orders (O1, O2)",
+		},
+		{
+			name:    "the row our record names is the original whatever the times say",
+			rows:    []reconcile.Transaction{refund("O1", "R9", "RF3", 100, "09:00"), refund("O1", "R9", "RF1", 100, "10:00")},
+			locals:  []reconcile.LocalRecord{ours("RF1")},
+			want:    []brief{{reconcile.DuplicateRefund, "RF3R9", true}},
+			matched: 1,
+		},
+		{
+			name:    "a row without an order does not disagree",
+			rows:    []reconcile.Transaction{refund("", "R9", "RF1", 100, "10:00")},
+			locals:  []reconcile.LocalRecord{ours("RF1")},
+			matched: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := run(tt.rows, tt.locals)
+			if inter := runInterleaved(tt.rows, tt.locals); !reflect.DeepEqual(inter, res) {
+				t.Errorf("records streamed beside the rows: got %+v, want what one after the other gives, %+v", inter, res)
+			}
+			if got := briefs(res.Findings); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
+			}
+			if got := res.Counts[reconcile.Matched]; got != tt.matched {
+				t.Errorf("matched: got %d, want %d", got, tt.matched)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint: got %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+			for _, f := range res.Findings {
+				if f.Category != reconcile.OrderMismatch {
+					continue
+				}
+				if f.AtRisk() != f.ChannelAmount {
+					t.Errorf("%s: money at risk %d, want the row's amount %d", f.ChannelTxnID, f.AtRisk(), f.ChannelAmount)
+				}
+				if len(f.Related) != 1 || !strings.Contains(f.Related[0], "of order O1") {
+					t.Errorf("%s: related %q, want it to name our order O1", f.ChannelTxnID, f.Related)
+				}
+			}
+		})
+	}
+}
+
+// A row our record names, new tonight, under a key an earlier night's
+// file settled under another channel id: one of the two moved twice, and
+// which one is not for the job to say.
+func TestOurRowAfterAnEarlierNight(t *testing.T) {
+	local := localRefund("O1", "R9", "SUCCEEDED", 100, "10:00")
+	local.ChannelTxnID = "RF1"
+	m := matcher.New(day, matcher.Options{})
+	m.AddRow(refund("O1", "R9", "RF1", 100, "10:00"))
+	m.AddLocal(local)
+	earlier := refund("O1", "R9", "RF0", 100, "10:00")
+	earlier.OccurredAt = earlier.OccurredAt.AddDate(0, 0, -1)
+	m.AddEarlier(earlier)
+	res := m.Classify()
+	want := []brief{{reconcile.DuplicateRefund, "RF1R9", false}}
+	if got := briefs(res.Findings); !reflect.DeepEqual(got, want) {
+		t.Fatalf("findings: got %+v, want %+v", got, want)
+	}
+	if h := res.Findings[0].Hint; !strings.Contains(h, "our record names this row's channel id") {
+		t.Errorf("hint: got %q, want it to say our record names the row", h)
+	}
+}

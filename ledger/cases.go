@@ -18,8 +18,9 @@ import (
 // rowCategories are the findings that stand for a channel's refund row no
 // local SUCCEEDED refund confirmed: what an earlier night's file refunded
 // that only its findings remember (an unrecognized refund is one without
-// our refund number that nothing linked).
-const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized')`
+// our refund number that nothing linked, an order_mismatch one of ours
+// the channel settled on another order).
+const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', 'duplicate_refund', 'unrecognized', 'order_mismatch')`
 
 // dayCasesSQL: $1 channel, $2 day start, $3 day end, $4 the business
 // date, $5 shards, $6 this shard ($5 = 1: every order). The orders of the

@@ -220,6 +220,15 @@ func TestNewKeys(t *testing.T) {
 	late50 := paidRefund("XK1", "XR2", 5000, "2026-11-29 11:00:00.000") // 25 h after r50a
 	third := paidRefund("XK1", "XR3", 10000, "2026-11-29 09:00:00.000")
 	afterMidnight100 := paidRefund("XK1", "XR2", 10000, "2026-11-29 00:00:01.000") // its row was in the 28th's file
+	// 60 + 70 of 100 told on the 28th; then our 70 failed, and a new 70
+	// settled on the 29th: 130 of 100 again.
+	r60 := paidRefund("XK1", "XR1", 6000, "2026-11-28 10:00:00.000")
+	r70failed := paidRefund("XK1", "XR2", 7000, "2026-11-28 11:00:00.000")
+	r70failed.Status = reconcile.RefundFailed
+	r70new := paidRefund("XK1", "XR4", 7000, "2026-11-29 09:00:00.000")
+	usdYesterday := paidRefund("XK1", "XR2", 10000, "2026-11-27 22:00:00.000")
+	usdYesterday.Currency = "USD"
+	r100today := paidRefund("XK1", "XR3", 10000, "2026-11-28 10:00:00.000")
 
 	xk2 := customerOrder("XK2", 9, 5000, "2026-11-28 12:00:00.000")
 	xk3 := customerOrder("XK3", 9, 5000, "2026-11-28 12:00:00.040")
@@ -255,6 +264,8 @@ func TestNewKeys(t *testing.T) {
 		night night
 		want  []brief // every finding, in report order
 		hint  string  // a phrase of the first finding's hint
+		// a phrase of a line of the first finding's Related column
+		related string
 	}{
 		{
 			name: "30 + 70 of 100",
@@ -329,6 +340,33 @@ func TestNewKeys(t *testing.T) {
 				reported: 20000, remembered: []reconcile.Transaction{rowOf(paidRefund("XK1", "XR2", 10000, "2026-11-28 23:59:59.000"))}},
 		},
 		{
+			name: "a refund new tonight takes a told order over again: told, naming it",
+			night: night{date: "2026-11-29", opts: windows, rows: rowsOf(r70new),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r60, r70failed, r70new},
+				reported: 13000},
+			want: []brief{{reconcile.OverRefund, "RTXR4XR4", false}},
+			hint: "Refund XR4 took it past the order's amount",
+		},
+		{
+			name: "the same over-refunded order the night after, nothing new: not told again",
+			night: night{date: "2026-11-30", opts: windows,
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r60, r70failed, r70new},
+				reported: 13000, earlier: rowsOf(r70new)},
+		},
+		{
+			name: "a refund in another currency told on an earlier night: not told again",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{usdYesterday, r100a}},
+		},
+		{
+			name: "over in the order's currency, a refund in another listed beside",
+			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, r100today),
+				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{usdYesterday, r100a, r100today}},
+			want:    []brief{{reconcile.OverRefund, "RTXR3XR3", false}},
+			hint:    "refunded 200.00 CNY in 2 refunds",
+			related: "refund XR2, channel id RTXR2, 100.00 USD, 2026-11-27 22:00:00, our records only, not added: another currency",
+		},
+		{
 			name: "a suspected refund told on an earlier night: not told again",
 			night: night{date: "2026-11-29", opts: windows, rows: []reconcile.Transaction{failedRow(late50)},
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r50a, r50b, failedRefund(late50)},
@@ -340,9 +378,11 @@ func TestNewKeys(t *testing.T) {
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, tomorrow100}},
 		},
 		{
-			name: "a refund in another currency is not added to the order's",
+			name: "a refund in another currency is not added to the order's, and is told",
 			night: night{date: "2026-11-28", opts: windows, rows: rowsOf(r100a, usd),
 				orders: []reconcile.LocalRecord{xk1}, refunds: []reconcile.LocalRecord{r100a, usd}},
+			want: []brief{{reconcile.RefundCurrencyMismatch, "RTXR2XR2", false}},
+			hint: "the order was paid in CNY",
 		},
 		{
 			name:  "a refund of an order we have no record of is missing_local, as before",
@@ -413,10 +453,11 @@ func TestNewKeys(t *testing.T) {
 		},
 	}
 	tests = append(tests, struct {
-		name  string
-		night night
-		want  []brief
-		hint  string
+		name    string
+		night   night
+		want    []brief
+		hint    string
+		related string
 	}{
 		name: "across midnight, our record of the earlier order after midnight: D+1's run finds it",
 		night: night{date: "2026-11-29", opts: withGrace, rows: rowsOf(afterMidnight),
@@ -431,6 +472,9 @@ func TestNewKeys(t *testing.T) {
 			}
 			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
 				t.Errorf("hint = %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+			if tt.related != "" && !slices.ContainsFunc(res.Findings[0].Related, func(l string) bool { return strings.Contains(l, tt.related) }) {
+				t.Errorf("related = %q, want a line containing %q", res.Findings[0].Related, tt.related)
 			}
 			for _, f := range res.Findings {
 				if f.AutoReverse {

@@ -122,6 +122,9 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 		return
 	}
 	tonight := map[string][]reconcile.Transaction{}
+	// Refunds an earlier night's file carried, by number, which its
+	// memory knows but the ledger's findings do not: not new tonight.
+	remembered := map[string]bool{}
 	for gi := range m.groups {
 		g := &m.groups[gi]
 		if g.kind() != refundCode {
@@ -131,8 +134,16 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 		if _, ok := m.orders[string(order)]; !ok {
 			continue
 		}
+		if len(m.earlier[int32(gi)]) > 0 {
+			remembered[m.arena.str(m.groupKey(g))] = true
+		}
 		for ri := g.first; ri >= 0; ri = m.rows[ri].next {
 			tonight[string(order)] = append(tonight[string(order)], m.transaction(ri))
+		}
+	}
+	for i, rec := range m.unseen {
+		if rec.Kind == reconcile.KindRefund && m.unseenSeen[i] {
+			remembered[rec.RefundNo] = true
 		}
 	}
 	// A refund nothing linked to ours is money refunded all the same; and
@@ -143,7 +154,7 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 		}
 	}
 	for _, o := range m.orders {
-		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo]) {
+		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo], remembered) {
 			add(f)
 		}
 	}
@@ -151,32 +162,48 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 
 // orderRefunds applies rules 8 and 9 to one order: rows are tonight's
 // refund rows of it. A case is told once: an over-refunded order again
-// only when its total grew past what an earlier night told, a suspected
-// refund never again.
-func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.OrderRefunds, rows []reconcile.Transaction) []reconcile.Finding {
-	refunds := seenRefunds(day, o, rows)
+// only on a night a refund new that night keeps it over, or its total
+// grew past what an earlier night told; a suspected refund never again.
+// A refund in another currency than the order's cannot be added to its
+// total: it is told on its own, the night it is new.
+func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.OrderRefunds, rows []reconcile.Transaction,
+	remembered map[string]bool) []reconcile.Finding {
+	refunds := seenRefunds(day, o, rows, remembered)
 	order := o.Order
 	var total int64
-	var counted []*refundSeen
+	var counted, foreign []*refundSeen
+	fresh := false
 	for _, r := range refunds {
-		if !r.counted() || r.currency != order.Currency {
-			continue
+		switch {
+		case !r.counted():
+		case r.currency != order.Currency:
+			foreign = append(foreign, r)
+		default:
+			counted = append(counted, r)
+			total = reconcile.AddSaturating(total, r.amount)
+			fresh = fresh || r.fresh()
 		}
-		counted = append(counted, r)
-		total = reconcile.AddSaturating(total, r.amount)
+	}
+	var out []reconcile.Finding
+	for _, r := range foreign {
+		if r.fresh() {
+			out = append(out, otherCurrency(o, r))
+		}
 	}
 	if total > order.Amount {
 		// The pairs of an over-refunded order are its case, not cases
-		// of their own.
-		if total > o.Reported {
-			return []reconcile.Finding{overRefund(o, counted, total)}
+		// of their own. What an earlier night told named the refunds of
+		// then: a refund new tonight that keeps the order over is told,
+		// though the total be no higher than told before (a refund
+		// failed and another took its place).
+		if fresh || total > o.Reported {
+			out = append(out, overRefund(o, counted, foreign, total))
 		}
-		return nil
+		return out
 	}
 	if window <= 0 {
-		return nil
+		return out
 	}
-	var out []reconcile.Finding
 	for j, later := range counted {
 		for i := j - 1; i >= 0; i-- {
 			earlier := counted[i]
@@ -195,8 +222,9 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 }
 
 // seenRefunds merges what the two sides know of an order's refunds, by
-// refund number, in the order they settled.
-func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []reconcile.Transaction) []*refundSeen {
+// refund number, in the order they settled. remembered are the numbers
+// an earlier night's file carried.
+func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []reconcile.Transaction, remembered map[string]bool) []*refundSeen {
 	byNo := map[string]*refundSeen{}
 	get := func(no string) *refundSeen {
 		r := byNo[no]
@@ -246,7 +274,8 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 		}
 	}
 	out := make([]*refundSeen, 0, len(byNo))
-	for _, r := range byNo {
+	for no, r := range byNo {
+		r.before = r.before || remembered[no]
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -261,7 +290,7 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 // overRefund is rule 8's finding: about the order, named by the last
 // refund that is new tonight, the one that took the total past the
 // amount.
-func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) reconcile.Finding {
+func overRefund(o *reconcile.OrderRefunds, refunds, foreign []*refundSeen, total int64) reconcile.Finding {
 	order := o.Order
 	last := refunds[len(refunds)-1]
 	for _, r := range refunds {
@@ -279,6 +308,9 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 	for _, r := range refunds {
 		f.Related = append(f.Related, r.describe())
 	}
+	for _, r := range foreign {
+		f.Related = append(f.Related, r.describe()+", not added: another currency than the order's")
+	}
 	count := fmt.Sprintf("%d refunds", len(refunds))
 	if len(refunds) == 1 {
 		count = "1 refund"
@@ -286,6 +318,27 @@ func overRefund(o *reconcile.OrderRefunds, refunds []*refundSeen, total int64) r
 	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %s: %s more than was paid. Refund %s took it past the order's amount.",
 		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), count,
 		money(total-order.Amount, order.Currency), last.name())
+	return f
+}
+
+// otherCurrency is the finding of a refund in another currency than its
+// order's: it cannot count against what was paid, so it would fall
+// between the order's currency and its own.
+func otherCurrency(o *reconcile.OrderRefunds, r *refundSeen) reconcile.Finding {
+	order := o.Order
+	f := reconcile.Finding{
+		Category: reconcile.RefundCurrencyMismatch, Kind: reconcile.KindRefund,
+		OrderNo: order.OrderNo, RefundNo: r.number(), ChannelTxnID: r.id, OccurredAt: r.at, Line: r.line,
+		HasChannel: r.channel, ChannelAmount: r.amount, Currency: r.currency,
+		HasLocal: true, LocalAmount: order.Amount, LocalCurrency: order.Currency, LocalStatus: order.Status,
+		LocalTxnID: order.ChannelTxnID,
+		Related:    []string{fmt.Sprintf("order %s, paid %s", order.OrderNo, money(order.Amount, order.Currency))},
+	}
+	if r.channel {
+		f.ChannelStatus = reconcile.StatusSuccess
+	}
+	f.Hint = fmt.Sprintf("Refund %s of order %s is %s, but the order was paid in %s (%s): a refund cannot be in another currency than its payment, so one side's records are wrong, and the refund is not counted against what was paid. Find the right currency and correct the record.",
+		r.name(), order.OrderNo, money(r.amount, r.currency), order.Currency, money(order.Amount, order.Currency))
 	return f
 }
 

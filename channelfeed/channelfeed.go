@@ -188,6 +188,14 @@ func Formats() []string {
 	return slices.Sorted(maps.Keys(parsers))
 }
 
+// ForeignPaymentIDs reports whether a format's payment rows carry a
+// channel id other than the one a merchant's records keep of the
+// payment: Stripe's rows are balance transactions (txn_…), where our
+// records keep the payment intent or the charge. The others carry the
+// payment's own id (WeChat Pay 微信订单号, Alipay 支付宝交易号, Adyen's
+// Modification Reference, a CSV's channel_txn_id).
+func ForeignPaymentIDs(format string) bool { return format == "stripe" }
+
 // FileInfo describes a parsed file.
 type FileInfo struct {
 	Path   string

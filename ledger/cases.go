@@ -294,3 +294,35 @@ SELECT refund_no, order_no, channel_refund_id FROM refunds
 	}
 	return out, interpretError(rows.Err())
 }
+
+// ordersByChannelIDSQL: $1 channel, $2 channel ids. The ids are joined as
+// a table, one index probe each, as the idempotency statuses are.
+const ordersByChannelIDSQL = `
+SELECT o.order_no, o.channel_txn_id
+  FROM unnest($2::text[]) AS k(id) JOIN orders o ON o.channel_txn_id = k.id
+ WHERE o.channel = $1
+ ORDER BY o.order_no`
+
+// OrdersByChannelID returns the channel's orders whose channel_txn_id is
+// one of ids, each with its number and that id (as ChannelTxnID): for
+// the payment rows that do not simply match (see matcher.PaymentIDs),
+// whose id may be our record of another order.
+func (db *DB) OrdersByChannelID(ctx context.Context, channel string, ids []string) ([]reconcile.LocalRecord, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := db.pool.Query(ctx, ordersByChannelIDSQL, channel, ids)
+	if err != nil {
+		return nil, fmt.Errorf("orders by their channel id: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var out []reconcile.LocalRecord
+	for rows.Next() {
+		o := reconcile.LocalRecord{Kind: reconcile.KindPayment}
+		if err := rows.Scan(&o.OrderNo, &o.ChannelTxnID); err != nil {
+			return nil, fmt.Errorf("orders by their channel id: %w", interpretError(err))
+		}
+		out = append(out, o)
+	}
+	return out, interpretError(rows.Err())
+}

@@ -122,6 +122,7 @@ const (
 	localCustomer                          // it has a customer
 	localPairable                          // an order rule 10 looks at (Matcher.pairable)
 	localOtherOrder                        // a refund's record of another order than its first row names
+	localOtherID                           // an order's record of another channel id than its first row's
 )
 
 func (l *localRow) is(f localFlags) bool { return l.flags&f != 0 }

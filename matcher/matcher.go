@@ -58,6 +58,11 @@ type Options struct {
 	// rows, instead of growing it by doubling: less copying, and no
 	// memory reserved for rows that never come.
 	ExpectRows int
+	// ForeignIDs says the file's channel ids of payments are not the ids
+	// our records keep (Stripe's balance transactions, txn_…): a payment
+	// whose id our record of its order does not hold is then nothing to
+	// look into (PaymentIDs).
+	ForeignIDs bool
 }
 
 // group is the rows of one key, as values: what classification works on,
@@ -69,6 +74,9 @@ type group struct {
 	// reversed are the findings of rows of this key that an earlier run of
 	// the same date reversed, by Finding.RowKey.
 	reversed map[string]reconcile.Finding
+	// owners are the orders our records hold channel ids under, of the
+	// ids PaymentIDs asked about (AddPaymentOwners).
+	owners map[string]string
 }
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
@@ -97,6 +105,7 @@ type Matcher struct {
 	// tonight (AddOrderRefunds); earlierOrders the customers' paid orders
 	// settled on earlier nights (AddEarlierOrder).
 	orders        map[string]*reconcile.OrderRefunds
+	owners        map[string]string // orders by the channel ids our records hold (AddPaymentOwners)
 	earlierOrders []reconcile.LocalRecord
 	records       []reconcile.LocalRecord // rule 10's orders that are not the index's
 	// unkeyed are refund rows without our refund number, kept aside until
@@ -372,9 +381,12 @@ func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
 		m.recheck = append(m.recheck, li) // a later row may settle it
 	}
 	sameOrder := string(m.arena.bytes(first.order())) == string(r.OrderNo)
-	l.set(localOtherOrder, kind == refundCode && !sameOrders(m.arena.bytes(first.order()), r.OrderNo))
 	sameRefund := string(m.arena.bytes(first.refund())) == string(r.RefundNo)
 	sameID := l.is(localNoID) || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
+	l.set(localOtherOrder, kind == refundCode && !sameOrders(m.arena.bytes(first.order()), r.OrderNo))
+	// A payment our record holds another channel id for: the row's id
+	// may be our record of another order (PaymentIDs).
+	l.set(localOtherID, kind == paymentCode && !m.opts.ForeignIDs && !sameID)
 	if !sameOrder || !sameRefund || !sameID {
 		t := localText{first.order(), first.refund(), first.id()}
 		if !sameOrder {
@@ -458,7 +470,7 @@ func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 // materialize returns group gi as values, for classification.
 func (m *Matcher) materialize(gi int32) *group {
 	g := &m.groups[gi]
-	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi]}
+	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi], owners: m.owners}
 	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
 		out.rows = append(out.rows, m.transaction(ri))
 	}
@@ -483,6 +495,9 @@ func (m *Matcher) agrees(gi int32) bool {
 		return false
 	}
 	r, l := &m.rows[g.first], &m.locals[g.local]
+	if l.is(localOtherID) {
+		return false // to be looked into (PaymentIDs), though it may agree
+	}
 	return agreement(!l.is(localOtherOrder),
 		terms{r.amount, m.rowCur(g.first), statusCodes[r.status]},
 		terms{l.amount, m.localCur(g.local, l), localOutcome(m.word(g.local, l, false))}) == reconcile.Matched
@@ -711,7 +726,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 	// Every row of the group, those on another order included, decides
 	// whether its duplicates are unambiguous: rows that disagree on the
 	// order are never one refund.
-	rows, fps, elsewhere := onOurOrder(g.rows, fps, g.local, add)
+	rows, fps, elsewhere := onOurOrder(g, fps, add)
 	if len(rows) == 0 {
 		return
 	}
@@ -719,7 +734,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 	original.RowFingerprint = fps[0]
 	if len(g.earlier) == 0 {
 		add(original)
-		duplicates(rows[0], rows[1:], fps[1:], g.rows, ambiguities(g.rows, g.local), g.local, "", add)
+		duplicates(rows[0], rows[1:], fps[1:], g.rows, ambiguities(g.rows, g.local, elsewhere), g.local, "", add)
 		return
 	}
 	sortRows(g.earlier)
@@ -750,7 +765,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 		return
 	}
 	group := append(append(append([]reconcile.Transaction{}, g.earlier...), fresh...), elsewhere...)
-	reasons := ambiguities(group, g.local)
+	reasons := ambiguities(group, g.local, elsewhere)
 	if ours && rowCarries(fresh[0], g.local.ChannelTxnID) {
 		// The row our record names is new tonight: it may be the one
 		// movement we made, and the earlier night's row the stray.
@@ -790,20 +805,24 @@ func rowCarries(r reconcile.Transaction, id string) bool {
 	return id != "" && (r.ChannelTxnID == id || r.Kind == reconcile.KindRefund && r.RefundID() == id)
 }
 
-// onOurOrder reports each refund row on another order than our refund's
-// (rule 13) and returns the others, fps with them, and those rows.
-func onOurOrder(rows []reconcile.Transaction, fps []string, loc *reconcile.LocalRecord,
-	add func(reconcile.Finding)) (ours []reconcile.Transaction, ourFPs []string, elsewhere []reconcile.Transaction) {
-	if loc == nil || loc.Kind != reconcile.KindRefund {
-		return rows, fps, nil
-	}
-	for i, r := range rows {
-		if sameOrders(r.OrderNo, loc.OrderNo) {
+// onOurOrder reports each row of group g on another order than ours
+// (rule 13): a refund row on another order than our refund's, a payment
+// row whose channel id our records hold under another order. It returns
+// the other rows, fps with them, and those rows.
+func onOurOrder(g *group, fps []string, add func(reconcile.Finding)) (ours []reconcile.Transaction, ourFPs []string, elsewhere []reconcile.Transaction) {
+	loc := g.local
+	for i, r := range g.rows {
+		var f reconcile.Finding
+		switch owner := g.elsewhere(r); {
+		case owner != "":
+			f = paidElsewhere(r, loc, owner)
+		case loc != nil && loc.Kind == reconcile.KindRefund && !sameOrders(r.OrderNo, loc.OrderNo):
+			f = otherOrder(r, loc)
+		default:
 			ours, ourFPs = append(ours, r), append(ourFPs, fps[i])
 			continue
 		}
 		elsewhere = append(elsewhere, r)
-		f := otherOrder(r, loc)
 		f.RowFingerprint = fps[i]
 		add(f)
 	}
@@ -899,8 +918,10 @@ func duplicates(orig reconcile.Transaction, dups []reconcile.Transaction, fps []
 
 // ambiguities lists why a group's duplicates may not be reversed without a
 // person: rule 4 of the spec, plus rows the channel did not complete (no
-// money moved yet, so there is nothing certain to reverse).
-func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord) []string {
+// money moved yet, so there is nothing certain to reverse), and rule 13:
+// rows that name different orders, or are on another order than ours
+// (elsewhere, which rows include).
+func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord, elsewhere []reconcile.Transaction) []string {
 	var why []string
 	orig := rows[0]
 	ids := map[string]int{}
@@ -947,6 +968,11 @@ func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord) []str
 	if loc != nil && loc.Kind == reconcile.KindRefund && len(orders) > 0 &&
 		(len(orders) > 1 || !sameOrders(orders[0], loc.OrderNo)) {
 		why = append(why, "our refund is of order "+loc.OrderNo)
+	}
+	for _, r := range elsewhere {
+		if r.Kind == reconcile.KindPayment {
+			why = append(why, "channel id "+reconcile.Quote(r.ChannelTxnID)+" is our record of another order's payment")
+		}
 	}
 	switch {
 	case loc == nil:

@@ -2,6 +2,7 @@ package matcher_test
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,105 @@ func TestOurRowAfterAnEarlierNight(t *testing.T) {
 	}
 	if h := res.Findings[0].Hint; !strings.Contains(h, "our record names this row's channel id") {
 		t.Errorf("hint: got %q, want it to say our record names the row", h)
+	}
+}
+
+// Rule 13 for payments: a payment row whose channel id our records hold
+// under another order. Our order O1 was paid by T1; the channel's row
+// says T1 paid O2.
+func TestPaymentOnAnotherOrder(t *testing.T) {
+	paid := func(no, id string) reconcile.LocalRecord {
+		r := order(no, "PAID", 100, "09:00")
+		r.ChannelTxnID = id
+		return r
+	}
+	owners := []reconcile.LocalRecord{{Kind: reconcile.KindPayment, OrderNo: "O1", ChannelTxnID: "T1"}}
+	tests := []struct {
+		name    string
+		opts    matcher.Options
+		rows    []reconcile.Transaction
+		locals  []reconcile.LocalRecord
+		asked   []string // what PaymentIDs asks our records about
+		want    []brief
+		matched int
+	}{
+		{
+			name:   "our record of O2 holds another id: matched no longer",
+			rows:   []reconcile.Transaction{pay("O2", "T1", 100, "09:00")},
+			locals: []reconcile.LocalRecord{paid("O2", "T2")},
+			asked:  []string{"T1"},
+			want:   []brief{{reconcile.OrderMismatch, "T1O2", false}},
+		},
+		{
+			name:  "no record of O2 at all",
+			rows:  []reconcile.Transaction{pay("O2", "T1", 100, "09:00")},
+			asked: []string{"T1"},
+			want:  []brief{{reconcile.OrderMismatch, "T1O2", false}},
+		},
+		{
+			name:    "a duplicate whose id is O1's is not reversed",
+			rows:    []reconcile.Transaction{pay("O2", "T2", 100, "09:00"), pay("O2", "T1", 100, "09:05"), pay("O2", "T3", 100, "09:10")},
+			locals:  []reconcile.LocalRecord{paid("O2", "T2")},
+			asked:   []string{"T1", "T2", "T3"},
+			want:    []brief{{reconcile.DuplicatePayment, "T3O2", false}, {reconcile.OrderMismatch, "T1O2", false}},
+			matched: 1,
+		},
+		{
+			name:    "our record holds the row's id: nothing asked",
+			rows:    []reconcile.Transaction{pay("O2", "T2", 100, "09:00")},
+			locals:  []reconcile.LocalRecord{paid("O2", "T2")},
+			matched: 1,
+		},
+		{
+			name:    "another id, held by no other order: matched",
+			rows:    []reconcile.Transaction{pay("O2", "T9", 100, "09:00")},
+			locals:  []reconcile.LocalRecord{paid("O2", "T2")},
+			asked:   []string{"T9"},
+			matched: 1,
+		},
+		{
+			name:    "a file whose ids are not ours (Stripe's): nothing asked",
+			opts:    matcher.Options{ForeignIDs: true},
+			rows:    []reconcile.Transaction{pay("O2", "txn_1", 100, "09:00")},
+			locals:  []reconcile.LocalRecord{paid("O2", "pi_2")},
+			matched: 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := matcher.New(day, tt.opts)
+			for _, r := range tt.rows {
+				m.AddRow(r)
+			}
+			for _, l := range tt.locals {
+				m.AddLocal(l)
+			}
+			asked := m.PaymentIDs()
+			if !reflect.DeepEqual(asked, tt.asked) {
+				t.Errorf("asked about %q, want %q", asked, tt.asked)
+			}
+			var found []reconcile.LocalRecord
+			for _, o := range owners {
+				if slices.Contains(asked, o.ChannelTxnID) {
+					found = append(found, o)
+				}
+			}
+			m.AddPaymentOwners(found)
+			res := m.Classify()
+			if got := briefs(res.Findings); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
+			}
+			if got := res.Counts[reconcile.Matched]; got != tt.matched {
+				t.Errorf("matched: got %d, want %d", got, tt.matched)
+			}
+			for _, f := range res.Findings {
+				if f.Category == reconcile.OrderMismatch && !strings.Contains(f.Hint, "as the payment of order O1") {
+					t.Errorf("hint %q: want it to name order O1", f.Hint)
+				}
+				if f.Category == reconcile.DuplicatePayment && !strings.Contains(f.Hint, `channel id "T1" is our record of another order's payment`) {
+					t.Errorf("duplicate's hint %q: want it to say why it is not reversed", f.Hint)
+				}
+			}
+		})
 	}
 }

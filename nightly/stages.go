@@ -185,7 +185,8 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
 	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows(),
-		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard})
+		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard,
+		ForeignIDs: channelfeed.ForeignPaymentIDs(spec.Format)})
 	n.m.Interleave()
 	n.restoreGC = readingGC()
 	b := newBeside(spec.expectRows())
@@ -297,12 +298,19 @@ func (n *night) related(ctx context.Context) error {
 		n.m.AddOrderRefunds(o)
 	}
 	// The orders of tonight's refund rows the day's records did not hold
-	// (an order in both answers is answered alike), and the customers'
-	// earlier orders: the database answers while the memory is read.
-	orders, early := n.m.RefundOrders(), n.m.EarlyOrders()
+	// (an order in both answers is answered alike), the customers'
+	// earlier orders, and our orders that hold the channel ids of payments
+	// that do not simply match: the database answers while the memory is
+	// read.
+	orders, early, ids := n.m.RefundOrders(), n.m.EarlyOrders(), n.m.PaymentIDs()
 	n.laterCases = startAside(ctx, func(ctx context.Context) (related, error) {
 		var r related
-		err := db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, orders, func(o reconcile.OrderRefunds) error {
+		owners, err := db.OrdersByChannelID(ctx, spec.Channel, ids)
+		if err != nil {
+			return r, err
+		}
+		r.owners = owners
+		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, orders, func(o reconcile.OrderRefunds) error {
 			r.orders = append(r.orders, o)
 			return nil
 		})
@@ -338,6 +346,7 @@ func idemStatuses(ctx context.Context, db *ledger.DB, orders, refunds []string) 
 type related struct {
 	orders  []reconcile.OrderRefunds
 	earlier []reconcile.LocalRecord
+	owners  []reconcile.LocalRecord // orders by channel id (matcher.PaymentIDs)
 }
 
 // addRelated waits for the ledger's answers the related stage asked for,
@@ -353,6 +362,7 @@ func (n *night) addRelated() error {
 	for _, o := range r.earlier {
 		n.m.AddEarlierOrder(o)
 	}
+	n.m.AddPaymentOwners(r.owners)
 	return nil
 }
 

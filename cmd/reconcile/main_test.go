@@ -132,7 +132,7 @@ var wantCounts = map[string]int{
 	"matched": 13, "amount_mismatch": 1, "status_mismatch": 1, "missing_local": 1,
 	"missing_channel": 1, "duplicate_payment": 2, "duplicate_refund": 1, "unrecognized": 1,
 	"pending": 0, "duplicate_vanished": 0, "over_refund": 0, "suspected_duplicate_refund": 0,
-	"suspected_duplicate_payment": 0, "fee_mismatch": 0,
+	"suspected_duplicate_payment": 0, "fee_mismatch": 0, "order_mismatch": 0, "refund_currency_mismatch": 0,
 }
 
 func checkCounts(t *testing.T, got map[string]int) {

@@ -77,6 +77,9 @@ type group struct {
 	// owners are the orders our records hold channel ids under, of the
 	// ids PaymentIDs asked about (AddPaymentOwners).
 	owners map[string]string
+	// ownIDs says the rows' channel ids are the ids our records keep
+	// (not Options.ForeignIDs), so a row is ours by its id.
+	ownIDs bool
 }
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
@@ -470,7 +473,8 @@ func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 // materialize returns group gi as values, for classification.
 func (m *Matcher) materialize(gi int32) *group {
 	g := &m.groups[gi]
-	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi], owners: m.owners}
+	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi], owners: m.owners,
+		ownIDs: !m.opts.ForeignIDs}
 	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
 		out.rows = append(out.rows, m.transaction(ri))
 	}
@@ -734,7 +738,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 	original.RowFingerprint = fps[0]
 	if len(g.earlier) == 0 {
 		add(original)
-		duplicates(rows[0], rows[1:], fps[1:], g.rows, ambiguities(g.rows, g.local, elsewhere), g.local, "", add)
+		duplicates(rows[0], rows[1:], fps[1:], g.rows, g.ambiguities(g.rows, elsewhere), g.local, "", add)
 		return
 	}
 	sortRows(g.earlier)
@@ -765,7 +769,7 @@ func classify(g *group, add func(reconcile.Finding)) {
 		return
 	}
 	group := append(append(append([]reconcile.Transaction{}, g.earlier...), fresh...), elsewhere...)
-	reasons := ambiguities(group, g.local, elsewhere)
+	reasons := g.ambiguities(group, elsewhere)
 	if ours && rowCarries(fresh[0], g.local.ChannelTxnID) {
 		// The row our record names is new tonight: it may be the one
 		// movement we made, and the earlier night's row the stray.
@@ -800,9 +804,17 @@ func ourRowFirst(rows []reconcile.Transaction, fps []string, loc *reconcile.Loca
 }
 
 // rowCarries reports whether a row is the movement of channel id id, as
-// our records keep it: the row's own id, or a refund row's refund id.
+// our records keep it: the row's own id, or a refund row's refund id;
+// for a row of an earlier night, which its memory knows by the hash of
+// its id, that hash.
 func rowCarries(r reconcile.Transaction, id string) bool {
-	return id != "" && (r.ChannelTxnID == id || r.Kind == reconcile.KindRefund && r.RefundID() == id)
+	if id == "" {
+		return false
+	}
+	if strings.HasPrefix(r.ChannelTxnID, "fp:") {
+		return r.ChannelTxnID == rowToken(reconcile.Transaction{ChannelTxnID: id})
+	}
+	return r.ChannelTxnID == id || r.Kind == reconcile.KindRefund && r.RefundID() == id
 }
 
 // onOurOrder reports each row of group g on another order than ours
@@ -916,12 +928,15 @@ func duplicates(orig reconcile.Transaction, dups []reconcile.Transaction, fps []
 	}
 }
 
-// ambiguities lists why a group's duplicates may not be reversed without a
-// person: rule 4 of the spec, plus rows the channel did not complete (no
-// money moved yet, so there is nothing certain to reverse), and rule 13:
-// rows that name different orders, or are on another order than ours
-// (elsewhere, which rows include).
-func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord, elsewhere []reconcile.Transaction) []string {
+// ambiguities lists why the duplicates of group g may not be reversed
+// without a person; rows are every row of its case, earlier nights'
+// included: rule 4 of the spec, plus rows the channel did not complete
+// (no money moved yet, so there is nothing certain to reverse), rule 13
+// (rows that name different orders, or are on another order than ours:
+// elsewhere, which rows include), and a channel id our record holds that
+// no row carries (then none of the rows is the one we recorded).
+func (g *group) ambiguities(rows []reconcile.Transaction, elsewhere []reconcile.Transaction) []string {
+	loc := g.local
 	var why []string
 	orig := rows[0]
 	ids := map[string]int{}
@@ -973,6 +988,10 @@ func ambiguities(rows []reconcile.Transaction, loc *reconcile.LocalRecord, elsew
 		if r.Kind == reconcile.KindPayment {
 			why = append(why, "channel id "+reconcile.Quote(r.ChannelTxnID)+" is our record of another order's payment")
 		}
+	}
+	if g.ownIDs && loc != nil && loc.ChannelTxnID != "" &&
+		!slices.ContainsFunc(rows, func(r reconcile.Transaction) bool { return rowCarries(r, loc.ChannelTxnID) }) {
+		why = append(why, "our record holds channel id "+reconcile.Quote(loc.ChannelTxnID)+", which no row carries")
 	}
 	switch {
 	case loc == nil:

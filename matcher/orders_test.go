@@ -236,3 +236,78 @@ func TestPaymentOnAnotherOrder(t *testing.T) {
 		})
 	}
 }
+
+// A duplicate is reversed by itself only when one of its key's rows is
+// the movement our record names, where the file's ids are the ones our
+// records keep; an earlier night's row, known by its id's hash, counts.
+func TestOurChannelIDInTheGroup(t *testing.T) {
+	ours := order("O1", "PAID", 100, "09:00")
+	ours.ChannelTxnID = "T1"
+	yesterday := day.Start().AddDate(0, 0, -1)
+	earlierRow := func(id string) reconcile.Transaction {
+		tx := pay("O1", id, 100, "09:00")
+		tx.OccurredAt = tx.OccurredAt.AddDate(0, 0, -1)
+		return tx
+	}
+	tests := []struct {
+		name    string
+		opts    matcher.Options
+		rows    []reconcile.Transaction
+		earlier []reconcile.Transaction // an earlier night's file, as its memory keeps it
+		want    []brief
+		hint    string
+	}{
+		{
+			name: "ours among the rows",
+			rows: []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T3", 100, "09:05")},
+			want: []brief{{reconcile.DuplicatePayment, "T3O1", true}},
+		},
+		{
+			name: "none of the rows is ours",
+			rows: []reconcile.Transaction{pay("O1", "T2", 100, "09:00"), pay("O1", "T3", 100, "09:05")},
+			want: []brief{{reconcile.DuplicatePayment, "T3O1", false}},
+			hint: `our record holds channel id "T1", which no row carries`,
+		},
+		{
+			name: "none is ours, in a file whose ids are not ours to compare",
+			opts: matcher.Options{ForeignIDs: true},
+			rows: []reconcile.Transaction{pay("O1", "T2", 100, "09:00"), pay("O1", "T3", 100, "09:05")},
+			want: []brief{{reconcile.DuplicatePayment, "T3O1", true}},
+		},
+		{
+			name:    "ours settled on an earlier night",
+			rows:    []reconcile.Transaction{pay("O1", "T3", 100, "09:05")},
+			earlier: []reconcile.Transaction{earlierRow("T1")},
+			want:    []brief{{reconcile.DuplicatePayment, "T3O1", true}},
+		},
+		{
+			name:    "an earlier night's row is not ours either",
+			rows:    []reconcile.Transaction{pay("O1", "T3", 100, "09:05")},
+			earlier: []reconcile.Transaction{earlierRow("T0")},
+			want:    []brief{{reconcile.DuplicatePayment, "T3O1", false}},
+			hint:    "which no row carries",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := matcher.New(day, tt.opts)
+			for _, r := range tt.rows {
+				m.AddRow(r)
+			}
+			m.AddLocal(ours)
+			if tt.earlier != nil {
+				m.HashKeys()
+				if err := m.AddMemory(yesterday, matcher.EncodeMemory(tt.earlier)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res := m.Classify()
+			if got := briefs(res.Findings); !reflect.DeepEqual(got, tt.want) {
+				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
+			}
+			if tt.hint != "" && !strings.Contains(res.Findings[0].Hint, tt.hint) {
+				t.Errorf("hint: got %q, want it to contain %q", res.Findings[0].Hint, tt.hint)
+			}
+		})
+	}
+}

@@ -9,10 +9,15 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"reconcile/retry"
 )
+
+// ErrRedirectElsewhere is a redirect of a request carrying a credential
+// to a host other than the request's own: refused (see checkRedirect).
+var ErrRedirectElsewhere = errors.New("redirect to another host")
 
 // Client is the HTTP client every channel's API is called through: every
 // call has a timeout, and failures of the connection, 5xx and 429 are tried
@@ -40,7 +45,8 @@ const (
 
 // NewHTTPClient is an http.Client with timeouts on the connection's
 // every step; the time of a whole call is bounded by its context. A nil
-// transport is a clone of the default one.
+// transport is a clone of the default one. Its redirects are checked by
+// Guard, which Client puts in front of every client it is given.
 func NewHTTPClient(transport *http.Transport) *http.Client {
 	if transport == nil {
 		transport = http.DefaultTransport.(*http.Transport).Clone()
@@ -49,17 +55,89 @@ func NewHTTPClient(transport *http.Transport) *http.Client {
 	transport.TLSHandshakeTimeout = 10 * time.Second
 	transport.ResponseHeaderTimeout = 30 * time.Second
 	transport.ExpectContinueTimeout = time.Second
-	// Redirects are followed only to https, so a signed request or a
-	// password is never sent in the clear.
-	return &http.Client{Transport: transport, CheckRedirect: func(req *http.Request, via []*http.Request) error {
-		if len(via) >= 5 {
-			return errors.New("more than 5 redirects")
+	return &http.Client{Transport: transport}
+}
+
+// Guard returns a copy of hc that follows a redirect only as the job's
+// credentials allow (checkRedirect), then as hc's own CheckRedirect does.
+// Every call to a channel goes through a guarded client: Client's, and
+// the Stripe SDK's.
+func Guard(hc *http.Client) *http.Client {
+	g := *hc
+	own := hc.CheckRedirect
+	g.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if err := checkRedirect(req, via); err != nil {
+			return err
 		}
-		if req.URL.Scheme != "https" {
-			return fmt.Errorf("redirect to %s, not https: refused", req.URL.Scheme)
+		if own != nil {
+			return own(req, via)
 		}
 		return nil
-	}}
+	}
+	return &g
+}
+
+// checkRedirect is the redirect policy of every channel's calls. A
+// redirect is followed only to https, so nothing is sent in the clear,
+// and a request carrying a credential only to its own host: a channel's
+// key, password or signature never leaves the host it was configured
+// for. Go's own rule is narrower: it drops only Authorization and Cookie,
+// and only for another host name, not another port, so Adyen's
+// X-API-Key, or a basic password sent to a second port of the same
+// name, would follow. A download carrying no credential (a pre-signed
+// URL, Alipay's bill) goes wherever it is sent.
+func checkRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 5 {
+		return errors.New("more than 5 redirects")
+	}
+	if req.URL.Scheme != "https" {
+		return fmt.Errorf("redirect to %s, not https: refused", req.URL.Scheme)
+	}
+	first := via[0]
+	if hostOf(req.URL) == hostOf(first.URL) || !carriesCredential(first) {
+		return nil
+	}
+	return fmt.Errorf("%w (%s, from %s) while the request carries a credential: refused",
+		ErrRedirectElsewhere, hostOf(req.URL), hostOf(first.URL))
+}
+
+// hostOf is the host a request goes to: its name, in lower case, and
+// its port, the scheme's when the URL names none. A second port of the
+// same name is another server, so another host.
+func hostOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
+}
+
+// plainHeaders are the request headers that carry no credential. Any
+// other header a channel's client sets is taken for one (Authorization
+// of WeChat Pay's signature, Stripe's key, Adyen's basic auth; Adyen's
+// X-API-Key; whatever a client adds later), so a new header is safe
+// until it is listed here.
+var plainHeaders = map[string]bool{
+	"Accept": true, "Accept-Encoding": true, "Accept-Language": true, "User-Agent": true,
+	"Content-Type": true, "Range": true, "If-None-Match": true, "If-Modified-Since": true,
+}
+
+// carriesCredential says whether r carries anything that vouches for
+// the job: a header not known to be plain, a user in its URL, or a body
+// (Alipay's form is signed, and a 307 or 308 sends it again).
+func carriesCredential(r *http.Request) bool {
+	if r.URL.User != nil || r.Body != nil && r.Body != http.NoBody {
+		return true
+	}
+	for name := range r.Header {
+		if !plainHeaders[http.CanonicalHeaderKey(name)] {
+			return true
+		}
+	}
+	return false
 }
 
 // StatusError is an answer that is not 2xx, with the start of its body for
@@ -97,11 +175,12 @@ func (c *Client) callTimeout() time.Duration {
 	return DefaultCallTimeout
 }
 
+// http is the client of one call, its redirects guarded.
 func (c *Client) http() *http.Client {
 	if c.HTTP == nil {
 		c.HTTP = NewHTTPClient(nil)
 	}
-	return c.HTTP
+	return Guard(c.HTTP)
 }
 
 // Answer is a 2xx answer read whole.

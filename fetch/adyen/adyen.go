@@ -95,12 +95,6 @@ func (s *Source) open(ctx context.Context, n int64) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A redirect the caller's http.Client followed to plain http would
-	// have the report, and maybe the credentials, travel in the clear.
-	if resp.Request != nil && resp.Request.URL.Scheme != "https" {
-		resp.Body.Close()
-		return nil, fmt.Errorf("%s: redirected to a %s address, not https: refused", name, resp.Request.URL.Scheme)
-	}
 	head, err := readHead(resp.Body)
 	if err != nil && err != io.EOF && len(head) == 0 {
 		resp.Body.Close()

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -595,6 +596,43 @@ func TestBatchRedirectedToHTTP(t *testing.T) {
 		t.Errorf("got %v, %v; want the http answer refused", offer, err)
 	}
 	noSecret(t, err)
+}
+
+// TestBatchKeepsTheKeyOnItsHost: a Customer Area redirecting a report
+// elsewhere never has the report user's API key or password sent there.
+func TestBatchKeepsTheKeyOnItsHost(t *testing.T) {
+	for _, cred := range []struct {
+		name string
+		edit func(*adyen.Config)
+	}{
+		{"API key", func(c *adyen.Config) { c.Username, c.Password, c.APIKey = "", "", apiKey }},
+		{"basic auth", nil},
+	} {
+		t.Run(cred.name, func(t *testing.T) {
+			var got atomic.Int32
+			var seen atomic.Value
+			seen.Store("")
+			other := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				got.Add(1)
+				seen.Store(r.Header.Get("X-API-Key") + r.Header.Get("Authorization"))
+				serveCSV(w, sample(t))
+			}))
+			defer other.Close()
+			ca := newCA(t)
+			ca.queue(412, func(w http.ResponseWriter, r *http.Request) {
+				http.Redirect(w, r, other.URL+"/settlement_detail_report_batch_412.csv", http.StatusFound)
+			})
+			src, _ := source(t, ca, cred.edit)
+			offer, err := src.Batch(context.Background(), 412)
+			if err == nil || offer != nil || !errors.Is(err, fetch.ErrRedirectElsewhere) {
+				t.Errorf("got %v, %v; want the redirect refused", offer, err)
+			}
+			if got.Load() != 0 || seen.Load() != "" {
+				t.Errorf("the other host got %d requests, credentials %q; want none", got.Load(), seen.Load())
+			}
+			noSecret(t, err)
+		})
+	}
 }
 
 func TestNewRefuses(t *testing.T) {

@@ -197,12 +197,13 @@ func safe(s, key string, n int) string {
 	return s
 }
 
-// guarded is hc for the SDK: the answers it reads whole are bounded, and
+// guarded is hc for the SDK: its redirects follow the job's policy
+// (fetch.Guard), the answers it reads whole are bounded, and
 // an error answer that is not Stripe's JSON (a proxy's 502 page) comes
 // back as a *fetch.StatusError, since the SDK would only say it could not
 // decode it and lose the status.
 func (s *Source) guarded(hc *http.Client) *http.Client {
-	g := *hc
+	g := fetch.Guard(hc)
 	base := g.Transport
 	if base == nil {
 		base = http.DefaultTransport
@@ -212,7 +213,7 @@ func (s *Source) guarded(hc *http.Client) *http.Client {
 		limit = fetch.DefaultAnswer
 	}
 	g.Transport = &guard{base: base, limit: limit}
-	return &g
+	return g
 }
 
 type guard struct {

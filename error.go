@@ -20,6 +20,11 @@ var (
 	// ErrUnavailable is returned when the database cannot be reached or
 	// went away in the middle of a run.
 	ErrUnavailable = errors.New("database unreachable")
+	// ErrSecretSpaces is a secret that begins or ends with white space
+	// where the secret cannot (an API key, a token, a URL), or where that
+	// is the likely reason the channel refused it (a password). The
+	// spaces are kept, never trimmed: see config.Secret.
+	ErrSecretSpaces = errors.New("the secret has leading or trailing spaces")
 )
 
 // ParseError is a failure to read a settlement file, with where it happened.

@@ -152,3 +152,15 @@ func Printable(s string) string {
 		return r
 	}, s))
 }
+
+// EdgeSpace says whether s begins or ends with white space: a secret's
+// spaces are kept as they are (config.Secret), and this is how its reader
+// tells one that has them (ErrSecretSpaces).
+func EdgeSpace(s string) bool {
+	if s == "" {
+		return false
+	}
+	first, _ := utf8.DecodeRuneInString(s)
+	last, _ := utf8.DecodeLastRuneInString(s)
+	return unicode.IsSpace(first) || unicode.IsSpace(last)
+}

@@ -2,6 +2,7 @@ package config_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -94,4 +95,84 @@ func writeFile(t *testing.T, content string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestSecretRead: a secret is its file's or variable's bytes less the one
+// line ending a file usually ends with, nothing else: a password may
+// begin or end with a space. What cannot be a secret is refused naming
+// where it was looked for, never what was found.
+func TestSecretRead(t *testing.T) {
+	dir := t.TempDir()
+	files := 0
+	file := func(content string) config.Secret {
+		files++
+		p := filepath.Join(dir, fmt.Sprintf("secret-%d", files))
+		if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return config.Secret{File: p}
+	}
+	env := map[string]string{}
+	getenv := func(k string) string { return env[k] }
+	variable := func(v string) config.Secret {
+		name := fmt.Sprintf("SECRET_%d", len(env))
+		env[name] = v
+		return config.Secret{Env: name}
+	}
+	for _, tc := range []struct {
+		name   string
+		secret config.Secret
+		want   string // "" for a refusal
+		says   string
+	}{
+		{"a file's spaces and tab are the password's", file(" pass word \t\n"), " pass word \t", ""},
+		{"a file's CRLF", file("s3cret\r\n"), "s3cret", ""},
+		{"a file without a line ending", file("s3cret"), "s3cret", ""},
+		{"only one line ending is a file's", file("s3cret\n\n"), "s3cret\n", ""},
+		{"a variable's spaces are the password's", variable(" pass word \t"), " pass word \t", ""},
+		{"a variable's line ending", variable("s3cret\n"), "s3cret", ""},
+		{"an empty file", file(""), "", "is empty"},
+		{"a file of a line ending", file("\n"), "", "is empty"},
+		{"a file of spaces", file("   \n"), "", "only white space"},
+		{"a variable of spaces", variable("  "), "", "only white space"},
+		{"an unset variable", config.Secret{Env: "UNSET"}, "", "$UNSET is not set"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.secret.Read(getenv)
+			if tc.says == "" {
+				if err != nil || string(got) != tc.want {
+					t.Errorf("got %q, %v; want %q", got, err, tc.want)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.says) {
+				t.Errorf("got %q, %v; want an error saying %q", got, err, tc.says)
+			}
+		})
+	}
+}
+
+// TestEnvSecret: a secret the job reads from a variable it may leave
+// unset (the DSN, the Slack token and webhook) follows the same rule,
+// and one that no such secret can be (spaces at its ends) is refused,
+// naming the variable and not the value.
+func TestEnvSecret(t *testing.T) {
+	env := map[string]string{"TOKEN": "xoxb-1-2-s3cret\n", "SPACED": " xoxb-1-2-s3cret ", "CRLF": "postgres://h/db\r\n"}
+	getenv := func(k string) string { return env[k] }
+	for _, tc := range []struct{ name, want, says string }{
+		{"TOKEN", "xoxb-1-2-s3cret", ""},
+		{"CRLF", "postgres://h/db", ""},
+		{"UNSET", "", ""},
+		{"SPACED", "", "$SPACED: the secret has leading or trailing spaces"},
+	} {
+		got, err := config.EnvSecret(getenv, tc.name)
+		switch {
+		case tc.says == "" && (err != nil || got != tc.want):
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		case tc.says != "" && (err == nil || !strings.Contains(err.Error(), tc.says) || strings.Contains(err.Error(), "s3cret")):
+			t.Errorf("%s: got %q, %v; want an error saying %q without the value", tc.name, got, err, tc.says)
+		case tc.says != "" && !errors.Is(err, reconcile.ErrSecretSpaces):
+			t.Errorf("%s: %v is not reconcile.ErrSecretSpaces", tc.name, err)
+		}
+	}
 }

@@ -1,18 +1,12 @@
 package config
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"fmt"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
 	"reconcile"
-	"reconcile/inputfile"
 )
 
 // Fetch says how the job downloads a channel's settlement file itself,
@@ -152,89 +146,6 @@ func (f *Fetch) Timeouts() (call, download time.Duration) {
 		download = time.Duration(f.DownloadTimeout)
 	}
 	return call, download
-}
-
-// Secret names where a secret is: an environment variable or a file, never
-// the config itself.
-type Secret struct {
-	Env  string `json:"env,omitempty"`
-	File string `json:"file,omitempty"`
-}
-
-// UnmarshalJSON refuses a secret written into the config as a string, in
-// words that do not repeat it.
-func (s *Secret) UnmarshalJSON(b []byte) error {
-	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '"' {
-		return errors.New(`a secret is never written in the config: give {"env": "VARIABLE"} or {"file": "/path"}`)
-	}
-	type plain Secret
-	var p plain
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil {
-		return fmt.Errorf(`a secret is {"env": "VARIABLE"} or {"file": "/path"}: %w`, err)
-	}
-	*s = Secret(p)
-	return nil
-}
-
-// String says where the secret is, never what it is.
-func (s Secret) String() string {
-	switch {
-	case s.Env != "":
-		return "$" + s.Env
-	case s.File != "":
-		return s.File
-	}
-	return "(not set)"
-}
-
-// maxSecretBytes bounds a secret file: a 4096-bit PEM key is 3 KB, a
-// certificate chain a few.
-const maxSecretBytes = 64 << 10
-
-// Read returns the secret's bytes, with surrounding whitespace trimmed;
-// getenv looks up an environment variable. Errors name where it was
-// looked for, never what was found.
-func (s Secret) Read(getenv func(string) string) ([]byte, error) {
-	switch {
-	case s.Env != "" && s.File != "":
-		return nil, errors.New("a secret names both env and file: give one")
-	case s.Env != "":
-		v := getenv(s.Env)
-		if strings.TrimSpace(v) == "" {
-			return nil, fmt.Errorf("$%s is not set", s.Env)
-		}
-		return []byte(strings.TrimSpace(v)), nil
-	case s.File != "":
-		b, err := inputfile.ReadFile(s.File, "secret file", maxSecretBytes)
-		if err != nil {
-			return nil, err
-		}
-		b = bytes.TrimSpace(b)
-		if len(b) == 0 {
-			return nil, fmt.Errorf("secret file %s is empty", s.File)
-		}
-		return b, nil
-	}
-	return nil, errors.New(`not set: give {"env": "VARIABLE"} or {"file": "/path"}`)
-}
-
-// envName is what an environment variable may be called.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]{0,127}$`)
-
-func (s Secret) problem(at, where, name string) error {
-	switch {
-	case s.Env == "" && s.File == "":
-		return fieldErrorf(at, `%s: fetch %s is not set: give {"env": "VARIABLE"} or {"file": "/path"}`, where, name)
-	case s.Env != "" && s.File != "":
-		return fieldErrorf(at, "%s: fetch %s names both env and file: give one", where, name)
-	case s.Env != "" && !envName.MatchString(s.Env):
-		return fieldErrorf(at, "%s: fetch %s.env %s is not a variable name", where, name, reconcile.Quote(s.Env))
-	case s.File != "" && (strings.ContainsAny(s.File, "\x00\n\r") || !strings.HasPrefix(s.File, "/") && !strings.HasPrefix(s.File, ".")):
-		return fieldErrorf(at, "%s: fetch %s.file %s: want an absolute path (or one starting with ./)", where, name, reconcile.Quote(s.File))
-	}
-	return nil
 }
 
 // fetchProblems lists what is wrong with a channel's fetch block.

@@ -31,7 +31,11 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	job := a.newJob(cfg, a.notifier(cfg, false))
+	n, err := a.notifier(cfg, false)
+	if err != nil {
+		return err
+	}
+	job := a.newJob(cfg, n)
 	job.DB, job.Log = db, a.newLogger(c.level).With("run_id", *resend)
 	sent, err := job.Resend(ctx, *resend)
 	if err != nil {

@@ -193,15 +193,20 @@ func (ck *configCheck) flush() {
 }
 
 // slack checks the Slack variables the config names, never printing
-// their values: a token or a webhook URL is a secret.
+// their values: a token or a webhook URL is a secret, read as a run reads
+// it (slackSecrets).
 func (ck *configCheck) slack(cfg config.Config, getenv func(string) string) {
 	s := cfg.Slack
-	token := getenv(s.TokenEnv) != ""
+	tokenValue, webhook, err := slackSecrets(cfg, getenv)
+	if err != nil {
+		ck.problem("%s", err)
+		return
+	}
+	token := tokenValue != ""
 	channel, from := s.Channel, "slack.channel"
 	if channel == "" {
 		channel, from = getenv(s.ChannelEnv), "$"+s.ChannelEnv
 	}
-	webhook := getenv(s.WebhookEnv)
 	webhookOK := false
 	if webhook != "" {
 		u, err := url.Parse(webhook)
@@ -228,7 +233,12 @@ func (ck *configCheck) slack(cfg config.Config, getenv func(string) string) {
 func (ck *configCheck) database(ctx context.Context, cfg config.Config, dsn string, getenv func(string) string) *ledger.DB {
 	from := "--dsn"
 	if dsn == "" {
-		from, dsn = "$"+cfg.DatabaseURLEnv, getenv(cfg.DatabaseURLEnv)
+		var err error
+		from = "$" + cfg.DatabaseURLEnv
+		if dsn, err = config.EnvSecret(getenv, cfg.DatabaseURLEnv); err != nil {
+			ck.problem("database: %s", err)
+			return nil
+		}
 	}
 	if dsn == "" {
 		ck.problem("database: %s is not set: run and schedule need it (the DSN of the job's PostgreSQL)", from)

@@ -342,3 +342,64 @@ func TestCheckConfigReadsLikeLoadConfig(t *testing.T) {
 		t.Errorf("line of channels[4].mapping.columns.amount: got %d, want 113", line)
 	}
 }
+
+// TestCheckConfigSecretSpaces: secrets are read by one rule, their file's
+// line ending taken off and nothing else. A password keeps its spaces; a
+// key or a token that begins or ends with one is a problem saying so,
+// never showing it.
+func TestCheckConfigSecretSpaces(t *testing.T) {
+	dir := t.TempDir()
+	pwFile := filepath.Join(dir, "adyen-password")
+	if err := os.WriteFile(pwFile, []byte(" pass word \t\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := map[string]any{
+		"out_dir": filepath.Join(dir, "out"),
+		"channels": []map[string]any{
+			{"name": "adyen", "format": "adyen", "path": filepath.Join(dir, "inbox", "adyen", "{date}.csv"),
+				"fetch": map[string]any{"adyen": map[string]any{"merchant_account": "AcmeShopECOM", "username": "report@Company.Acme",
+					"password": map[string]string{"file": pwFile}, "first_batch": 412}}},
+			{"name": "stripe", "format": "stripe", "path": filepath.Join(dir, "inbox", "stripe", "{date}.csv"),
+				"fetch": map[string]any{"stripe": map[string]any{"api_key": map[string]string{"env": "STRIPE_API_KEY"}}}},
+		},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "reconcile.json")
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(map[string]string{
+		"STRIPE_API_KEY":  "  sk_test_51s3cretKEYs3cretKEY\n",
+		"SLACK_BOT_TOKEN": "xoxb-1-2-s3cretTOKEN ",
+		"SLACK_CHANNEL":   "#payments-recon",
+	})
+	if code := c.run(t, "check-config", "--config", cfgPath); code != ExitFailed {
+		t.Errorf("exit: got %d, want %d", code, ExitFailed)
+	}
+	out := c.out.String()
+	wants := []string{
+		`channel "stripe": fetch stripe: api_key ($STRIPE_API_KEY): the secret has leading or trailing spaces`,
+		"slack: $SLACK_BOT_TOKEN: the secret has leading or trailing spaces",
+		"database: $RECONCILE_DATABASE_URL is not set",
+	}
+	got := problemLines(out)
+	if len(got) != len(wants) {
+		t.Errorf("problem lines: got %d, want %d:\n%s", len(got), len(wants), strings.Join(got, "\n"))
+	}
+	for _, w := range wants {
+		if !strings.Contains(strings.Join(got, "\n"), w) {
+			t.Errorf("no problem line with %q:\n%s", w, out)
+		}
+	}
+	if !strings.Contains(out, `ok: fetch of "adyen": adyen merchant account AcmeShopECOM`) {
+		t.Errorf("the Adyen password with spaces at its ends is not taken:\n%s", out)
+	}
+	for _, secret := range []string{"s3cret", "pass word"} {
+		if strings.Contains(out+c.errb.String(), secret) {
+			t.Errorf("output shows %q:\n%s\n%s", secret, out, c.errb)
+		}
+	}
+}

@@ -109,7 +109,10 @@ func (h headedNotifier) Notify(ctx context.Context, msg reports.Message, attachm
 // that stop takes down again.
 func (a *App) demoDatabase(ctx context.Context, cfg config.Config, log *slog.Logger) (*ledger.DB, func(), error) {
 	stopServer := func() {}
-	dsn := a.Getenv(cfg.DatabaseURLEnv)
+	dsn, err := config.EnvSecret(a.Getenv, cfg.DatabaseURLEnv)
+	if err != nil {
+		return nil, nil, fmt.Errorf("demo: database: %w", err)
+	}
 	if dsn == "" {
 		log.Info("demo: starting a throwaway PostgreSQL")
 		srv, err := tempdb.Start(ctx, tempdb.Options{})

@@ -55,7 +55,11 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 		return err
 	}
 	defer db.Close()
-	job := a.newJob(cfg, a.notifier(cfg, false))
+	n, err := a.notifier(cfg, false)
+	if err != nil {
+		return err
+	}
+	job := a.newJob(cfg, n)
 	job.DB, job.Log = db, a.newLogger(c.level).With("channel", *channel, "business_date", day.String())
 	return a.report(ctx, job, day, *channel, *shards, *out)
 }

@@ -87,7 +87,11 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	}
 
 	obs := a.runObserver(f.metricsFile, specs)
-	job := a.newJob(cfg, counted(a.notifier(cfg, f.dryRun), obs))
+	n, err := a.notifier(cfg, f.dryRun)
+	if err != nil {
+		return err
+	}
+	job := a.newJob(cfg, counted(n, obs))
 	job.Log, job.Progress = a.logAndProgress(f.level)
 	job.Log.Debug("opening the database", "dsn", ledger.RedactDSN(dsn))
 	db, err := ledger.Open(ctx, dsn)

@@ -100,7 +100,11 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 // newScheduler is the scheduler of cfg: its job, its metrics, and the
 // clients of the channels it fetches from.
 func (a *App) newScheduler(cfg config.Config, db *ledger.DB, logger *slog.Logger) (*nightly.Scheduler, error) {
-	job := a.newJob(cfg, a.notifier(cfg, false))
+	n, err := a.notifier(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	job := a.newJob(cfg, n)
 	job.DB, job.Log = db, logger
 	s := &nightly.Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
 	s.Metrics = a.scheduleObserver(cfg, job)

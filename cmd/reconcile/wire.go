@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"time"
 
 	"reconcile/config"
@@ -41,12 +42,17 @@ func loadConfig(cmd, path string) (config.Config, error) {
 	return cfg, nil
 }
 
-// dsn is the database of cmd: --dsn, else the variable the config names.
+// dsn is the database of cmd: --dsn, else the variable the config names,
+// read as every secret is (config.EnvSecret).
 func (a *App) dsn(cmd, flag string, cfg config.Config) (string, error) {
 	if flag != "" {
 		return flag, nil
 	}
-	if dsn := a.Getenv(cfg.DatabaseURLEnv); dsn != "" {
+	dsn, err := config.EnvSecret(a.Getenv, cfg.DatabaseURLEnv)
+	if err != nil {
+		return "", usagef(cmd, "database: %s", err)
+	}
+	if dsn != "" {
 		return dsn, nil
 	}
 	hint := ""
@@ -71,22 +77,39 @@ func (a *App) newJob(cfg config.Config, n reports.Notifier) *nightly.Job {
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot
-// with token and channel; else a webhook; else printed.
-func (a *App) notifier(cfg config.Config, dryRun bool) reports.Notifier {
+// with token and channel; else a webhook; else printed. The token and the
+// webhook are read as every secret is (slackSecrets).
+func (a *App) notifier(cfg config.Config, dryRun bool) (reports.Notifier, error) {
 	if dryRun {
-		return reports.NewPrintNotifier(a.Stdout)
+		return reports.NewPrintNotifier(a.Stdout), nil
 	}
-	token := a.Getenv(cfg.Slack.TokenEnv)
+	token, webhook, err := slackSecrets(cfg, a.Getenv)
+	if err != nil {
+		return nil, err
+	}
 	channel := cfg.Slack.Channel
 	if channel == "" {
 		channel = a.Getenv(cfg.Slack.ChannelEnv)
 	}
 	policy := retry.Policy{Attempts: cfg.Slack.RetryAttempts, Budget: time.Duration(cfg.Slack.RetryBudget), Sleep: a.Sleep}
 	if token != "" && channel != "" {
-		return reports.NewBotNotifier(token, channel, policy, a.SlackOptions...)
+		return reports.NewBotNotifier(token, channel, policy, a.SlackOptions...), nil
 	}
-	if url := a.Getenv(cfg.Slack.WebhookEnv); url != "" {
-		return reports.NewWebhookNotifier(url, a.HTTPClient, policy)
+	if webhook != "" {
+		return reports.NewWebhookNotifier(webhook, a.HTTPClient, policy), nil
 	}
-	return reports.NewPrintNotifier(a.Stdout)
+	return reports.NewPrintNotifier(a.Stdout), nil
+}
+
+// slackSecrets are the Slack bot token and webhook URL of the variables
+// the config names, "" when unset, read by the one rule of secrets
+// (config.EnvSecret); one with spaces at its ends is refused.
+func slackSecrets(cfg config.Config, getenv func(string) string) (token, webhook string, err error) {
+	if token, err = config.EnvSecret(getenv, cfg.Slack.TokenEnv); err != nil {
+		return "", "", fmt.Errorf("slack: %w", err)
+	}
+	if webhook, err = config.EnvSecret(getenv, cfg.Slack.WebhookEnv); err != nil {
+		return "", "", fmt.Errorf("slack: %w", err)
+	}
+	return token, webhook, nil
 }

@@ -21,6 +21,7 @@ import (
 	"strconv"
 	"sync"
 
+	"reconcile"
 	"reconcile/fetch"
 )
 
@@ -140,7 +141,13 @@ func (s *Source) classify(ctx context.Context, n int64, err error) error {
 	case http.StatusNotFound:
 		return fmt.Errorf("adyen batch %d: not generated yet (HTTP 404): %w", n, fetch.ErrNotReady)
 	case http.StatusUnauthorized:
-		return fmt.Errorf("adyen batch %d: %w", n, &fetch.Refusal{Status: se.Status, Message: msgUnauthorized})
+		msg := msgUnauthorized
+		if reconcile.EdgeSpace(s.password) {
+			// Sent as they are, and the likeliest reason for the 401.
+			msg = fmt.Sprintf("%s; %s, sent as part of the password: if they are not meant, remove them from its file or variable",
+				msg, reconcile.ErrSecretSpaces)
+		}
+		return fmt.Errorf("adyen batch %d: %w", n, &fetch.Refusal{Status: se.Status, Message: msg})
 	case http.StatusForbidden:
 		return s.forbidden(ctx, n)
 	}

@@ -74,6 +74,7 @@ type fakeCA struct {
 	script    map[int64][]http.HandlerFunc // answers before the report, in turn
 	missing   int                          // status of a batch without a report
 	forbidAll bool                         // a user without the report role
+	password  string                       // the report user's, default password
 	calls     map[int64]int                // requests per batch, once authorised
 	requests  int                          // every request
 }
@@ -91,7 +92,7 @@ func newCA(t *testing.T) *fakeCA {
 		ca.mu.Lock()
 		ca.requests++
 		ca.mu.Unlock()
-		if !authorised(r) {
+		if !ca.authorised(r) {
 			w.Header().Set("WWW-Authenticate", `Basic realm="Adyen Customer Area"`)
 			page(w, http.StatusUnauthorized, "<html><body><h1>HTTP Status 401 - Unauthorized</h1></body></html>")
 			return
@@ -102,12 +103,18 @@ func newCA(t *testing.T) *fakeCA {
 	return ca
 }
 
-func authorised(r *http.Request) bool {
+func (ca *fakeCA) authorised(r *http.Request) bool {
 	if key := r.Header.Get("X-API-Key"); key != "" {
 		return key == apiKey
 	}
+	want := password
+	ca.mu.Lock()
+	if ca.password != "" {
+		want = ca.password
+	}
+	ca.mu.Unlock()
 	u, p, ok := r.BasicAuth()
-	return ok && u == user && p == password
+	return ok && u == user && p == want
 }
 
 func page(w http.ResponseWriter, status int, html string) {
@@ -324,6 +331,8 @@ func TestBatchRefused(t *testing.T) {
 	}{
 		{"wrong password", 412, func(c *adyen.Config) { c.Password = "not-the-password" }, nil,
 			401, "", "password is wrong, or the user lacks the report download role", map[int64]int{}},
+		{"a password with spaces at its ends", 412, func(c *adyen.Config) { c.Password = " " + password + "\t" }, nil,
+			401, "", "the secret has leading or trailing spaces", map[int64]int{}},
 		{"wrong API key", 412, func(c *adyen.Config) { c.Username, c.Password, c.APIKey = "", "", "AQEwrongkey" }, nil,
 			401, "", "password is wrong", map[int64]int{}},
 		{"a user without the report role", 413, nil, func(ca *fakeCA) { ca.forbidAll = true },
@@ -662,7 +671,12 @@ func TestNewRefuses(t *testing.T) {
 		{"a password with its file's newline", func(c *adyen.Config) { c.Password = password + "\n" }, "control character"},
 		{"a colon in the username", func(c *adyen.Config) { c.Username = "report:x@Company.A" }, "colon"},
 		{"an API key and a password", func(c *adyen.Config) { c.APIKey = apiKey }, "not both"},
-		{"an API key with a space", func(c *adyen.Config) { c.Username, c.Password, c.APIKey = "", "", apiKey+" \n" }, "APIKey has a space"},
+		{"an API key with a space", func(c *adyen.Config) { c.Username, c.Password, c.APIKey = "", "", "AQE key" }, "APIKey has a space"},
+		{"an API key with spaces at its ends", func(c *adyen.Config) { c.Username, c.Password, c.APIKey = "", "", apiKey+" " },
+			"APIKey: the secret has leading or trailing spaces"},
+		{"a password with a byte order mark", func(c *adyen.Config) { c.Password = "\ufeff" + password }, "invisible character"},
+		{"a password of two lines", func(c *adyen.Config) { c.Password = password + "\nsecond" }, "control character"},
+		{"a password not UTF-8", func(c *adyen.Config) { c.Password = password + "\xff" }, "not UTF-8"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -727,36 +741,25 @@ func TestSecretsStayHidden(t *testing.T) {
 	}
 }
 
-func TestParseSecret(t *testing.T) {
-	tests := []struct {
-		name string
-		file string
-		want string // "" for an error
-		err  string
-	}{
-		{"one line", password + "\n", password, ""},
-		{"CRLF", password + "\r\n", password, ""},
-		{"no line ending", password, password, ""},
-		{"a BOM", "\xef\xbb\xbf" + password + "\n", password, ""},
-		{"spaces are the password's", " " + password + " \n", " " + password + " ", ""},
-		{"empty", "\n", "", "empty"},
-		{"two lines", password + "\nsecond\n", "", "more than one line"},
-		{"a control character", password + "\x1b[2J\n", "", "control character"},
-		{"not UTF-8", password + "\xff\n", "", "not UTF-8"},
+// TestBatchSendsThePasswordAsItIs: a password beginning or ending with a
+// space or a tab is the report user's password, sent as it is; a wrong
+// password without such spaces gets no word about them.
+func TestBatchSendsThePasswordAsItIs(t *testing.T) {
+	const spaced = " pass word \t"
+	ca := newCA(t)
+	ca.password = spaced
+	src, _ := source(t, ca, func(c *adyen.Config) { c.Password = spaced })
+	offer, err := src.Batch(context.Background(), 412)
+	if err != nil || offer == nil {
+		t.Fatalf("got %v, %v; want batch 412 with the password as it is", offer, err)
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := adyen.ParseSecret([]byte(tt.file), "Adyen report password")
-			if tt.err != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.HasPrefix(err.Error(), "Adyen report password") {
-					t.Fatalf("got %q, %v; want an error with %q", got, err, tt.err)
-				}
-				noSecret(t, err)
-				return
-			}
-			if err != nil || got != tt.want {
-				t.Errorf("got %q, %v; want %q", got, err, tt.want)
-			}
-		})
+	if _, err := offer.Open(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+
+	src, _ = source(t, ca, func(c *adyen.Config) { c.Password = "pass word" })
+	_, err = src.Batch(context.Background(), 412)
+	if r, ok := errors.AsType[*fetch.Refusal](err); !ok || r.Status != 401 || strings.Contains(r.Message, "spaces") {
+		t.Errorf("got %v; want a 401 refusal that says nothing of spaces", err)
 	}
 }

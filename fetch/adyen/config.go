@@ -1,7 +1,6 @@
 package adyen
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"net/http"
@@ -34,7 +33,8 @@ type Config struct {
 	// Username is the report user, report@Company.YourCompany (API
 	// credentials made for reports are named report_123456@Company.YourCompany).
 	Username string
-	// Password is the report user's password.
+	// Password is the report user's password, sent as it is: spaces and
+	// tabs at its ends are part of it.
 	Password string
 	// APIKey, instead of Username and Password, is an API key of the
 	// report user, sent as X-API-Key.
@@ -160,8 +160,11 @@ func checkCredentials(cfg Config) error {
 		if cfg.Username != "" || cfg.Password != "" {
 			return errors.New("set APIKey, or Username and Password, not both")
 		}
+		if reconcile.EdgeSpace(cfg.APIKey) {
+			return fmt.Errorf("APIKey: %w, which no API key has (a line ending or a paste left in its file or variable?)", reconcile.ErrSecretSpaces)
+		}
 		if !validHeaderValue(cfg.APIKey) {
-			return errors.New("APIKey has a space or a control character (a line ending left from its file?)")
+			return errors.New("APIKey has a space or a control character")
 		}
 		return nil
 	}
@@ -177,10 +180,19 @@ func checkCredentials(cfg Config) error {
 		return errors.New("Username has a colon, which basic authentication cannot carry")
 	case hasControl(cfg.Username):
 		return errors.New("Username has a control character")
-	case hasControl(cfg.Password):
-		return errors.New("Password has a control character (a line ending left from its file?)")
+	case !utf8.ValidString(cfg.Password):
+		return errors.New("Password is not UTF-8 text")
+	case strings.ContainsFunc(cfg.Password, unsent):
+		return errors.New("Password has a control character or an invisible character (a second line, or a byte order mark an editor put in its file?)")
 	}
 	return nil
+}
+
+// unsent is a character no password of a person is typed with: a control
+// character but the tab, or an invisible one (a byte order mark, a
+// zero-width space). Spaces and tabs, at the ends too, are the password's.
+func unsent(r rune) bool {
+	return unicode.IsControl(r) && r != '\t' || unicode.Is(unicode.Cf, r)
 }
 
 // validHeaderValue is a key that can go in a header as it is: printable
@@ -201,28 +213,6 @@ func hasControl(s string) bool {
 // printable quotes a value of the configuration for an error, cut short.
 func printable(s string) string {
 	return reconcile.Quote(s)
-}
-
-// ParseSecret reads a password or an API key from the bytes of the file
-// it is kept in: one line, its line ending and a UTF-8 byte order mark an
-// editor may have put in front removed, nothing else changed (a password
-// may begin or end with a space). what names it in errors ("Adyen report
-// password"); the errors never quote the bytes.
-func ParseSecret(b []byte, what string) (string, error) {
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
-	b = bytes.TrimSuffix(b, []byte("\n"))
-	b = bytes.TrimSuffix(b, []byte("\r"))
-	switch {
-	case len(b) == 0:
-		return "", fmt.Errorf("%s: the file is empty", what)
-	case !utf8.Valid(b):
-		return "", fmt.Errorf("%s: the file is not UTF-8 text", what)
-	case bytes.ContainsAny(b, "\r\n"):
-		return "", fmt.Errorf("%s: the file has more than one line; it holds the secret alone", what)
-	case hasControl(string(b)):
-		return "", fmt.Errorf("%s: the file has a control character", what)
-	}
-	return string(b), nil
 }
 
 // authorize puts the report user's credentials on req.

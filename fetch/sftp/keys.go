@@ -8,6 +8,8 @@ import (
 	"fmt"
 
 	"golang.org/x/crypto/ssh"
+
+	"reconcile"
 )
 
 // ParsePrivateKey reads the job's private key: an OpenSSH key
@@ -36,6 +38,11 @@ func ParsePrivateKey(pemBytes, passphrase []byte) (ssh.Signer, error) {
 		}
 		signer, err = ssh.ParsePrivateKeyWithPassphrase(trimmed, passphrase)
 		if errors.Is(err, x509.IncorrectPasswordError) {
+			if reconcile.EdgeSpace(string(passphrase)) {
+				// Sent as they are, and the likeliest reason.
+				return nil, fmt.Errorf("private key: wrong passphrase; %w, taken as part of it: if they are not meant, remove them from its file or variable",
+					reconcile.ErrSecretSpaces)
+			}
 			return nil, errors.New("private key: wrong passphrase")
 		}
 	}

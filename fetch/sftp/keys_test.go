@@ -56,6 +56,7 @@ func TestParsePrivateKey(t *testing.T) {
 		{name: "PKCS#8 EC", key: pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pkcs8}), want: signer(t, ec).PublicKey()},
 		{name: "no passphrase", key: encrypted, err: "encrypted, and no passphrase given"},
 		{name: "wrong passphrase", key: encrypted, passphrase: "guess", err: "wrong passphrase"},
+		{name: "a passphrase with a space at its end", key: encrypted, passphrase: "s3cret ", err: "wrong passphrase; the secret has leading or trailing spaces"},
 		{name: "empty", key: []byte(" \n"), err: "empty"},
 		{name: "PuTTY", key: []byte("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: recon\n"), err: "PuTTY .ppk key"},
 		{name: "public key", key: ssh.MarshalAuthorizedKey(user), err: "this is a public key"},

@@ -1,9 +1,11 @@
 package stripe
 
 import (
-	"bytes"
 	"errors"
+	"fmt"
 	"strings"
+
+	"reconcile"
 )
 
 // APIKey is a Stripe secret (sk_…) or restricted (rk_…) API key. It
@@ -21,11 +23,12 @@ func (k APIKey) GoString() string { return k.String() }
 const maxKeyBytes = 512
 
 // ParseAPIKey reads an API key as the Dashboard shows it (Developers →
-// API keys) and as it is kept in a file or an environment variable:
-// surrounding whitespace and a trailing newline are dropped. Its errors
-// say what is wrong, never what was given.
+// API keys), as config.Secret reads it from its file or variable: with
+// the file's line ending taken off, nothing else. A key with spaces at
+// its ends is refused saying so (reconcile.ErrSecretSpaces), not trimmed.
+// Its errors say what is wrong, never what was given.
 func ParseAPIKey(b []byte) (APIKey, error) {
-	k := APIKey(bytes.TrimSpace(b))
+	k := APIKey(b)
 	if err := k.check(); err != nil {
 		return "", err
 	}
@@ -38,6 +41,8 @@ func (k APIKey) check() error {
 	switch {
 	case s == "":
 		return errors.New("empty: give the account's secret key (sk_…) or a restricted key (rk_…)")
+	case reconcile.EdgeSpace(s):
+		return fmt.Errorf("%w, which no Stripe API key has (a paste, or a second line ending, left in its file or variable?)", reconcile.ErrSecretSpaces)
 	case strings.HasPrefix(s, "pk_"):
 		return errors.New("a publishable key (pk_…), which cannot read reports: give the secret key (sk_…) or a restricted key (rk_…)")
 	case strings.HasPrefix(s, "whsec_"):

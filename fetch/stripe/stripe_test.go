@@ -590,9 +590,12 @@ func TestParseAPIKey(t *testing.T) {
 		want APIKey
 		says string
 	}{
-		{name: "secret key with newline", in: goodKey + "\n", want: goodKey},
-		{name: "restricted key", in: "  " + restrictedKey + "\r\n", want: restrictedKey},
-		{name: "empty", in: "\n", says: "empty"},
+		{name: "secret key", in: goodKey, want: goodKey},
+		{name: "restricted key", in: restrictedKey, want: restrictedKey},
+		{name: "spaces before", in: "  " + restrictedKey, says: "the secret has leading or trailing spaces"},
+		{name: "a space after", in: goodKey + " ", says: "the secret has leading or trailing spaces"},
+		{name: "a second line ending", in: goodKey + "\n", says: "the secret has leading or trailing spaces"},
+		{name: "empty", in: "", says: "empty"},
 		{name: "publishable", in: "pk_test_51Abcdefgh", says: "publishable"},
 		{name: "webhook secret", in: "whsec_abcdefgh", says: "webhook"},
 		{name: "quoted", in: `"` + goodKey + `"`, says: "not a Stripe API key"},

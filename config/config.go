@@ -171,6 +171,50 @@ func (ch Channel) Feed(day reconcile.BusinessDay) channelfeed.Options {
 		Earliest: day.Start().AddDate(0, 0, -w.DaysBefore), Latest: day.End().AddDate(0, 0, w.DaysAfter)}
 }
 
+// Defaults and bounds of the numeric settings. Every number of the
+// config is bounded where it is read (Problems), generously, so that none
+// overflows where it is scaled: days and durations added to times, a fee
+// tolerance in thousandths of a minor unit.
+const (
+	defaultStillOpenDays = 3
+	maxStillOpenDays     = 3660
+	defaultMemoryDays    = 7
+	maxMemoryDays        = 366
+	defaultReviewLines   = 50_000
+	// maxReviewLines is the rows of an xlsx sheet below its header.
+	maxReviewLines  = 1<<20 - 1
+	maxLookbackDays = 92
+	maxLease        = 24 * time.Hour
+	maxGrace        = 24 * time.Hour
+	maxDeadline     = maxLookbackDays * 24 * time.Hour
+	defaultTop      = 5
+	// maxTop is the most items an alert lists (reports.RunMessage lists
+	// no more).
+	maxTop = 30
+	// maxRetryAttempts and maxRetryBudget bound a retry policy: Slack's,
+	// and each fetch's.
+	maxRetryAttempts = 20
+	maxRetryBudget   = time.Hour
+)
+
+// hours writes a bound of whole hours as the config would ("24h").
+func hours(d time.Duration) string { return fmt.Sprintf("%dh", d/time.Hour) }
+
+// problems lists what is wrong with the Slack settings, for Problems.
+func (s Slack) problems() []error {
+	var errs []error
+	if s.Top < 1 || s.Top > maxTop {
+		errs = append(errs, fieldErrorf("slack.top", "slack.top %d: want 1 to %d (0 for the default, %d)", s.Top, maxTop, defaultTop))
+	}
+	if n := s.RetryAttempts; n < 0 || n > maxRetryAttempts {
+		errs = append(errs, fieldErrorf("slack.retry_attempts", "slack.retry_attempts %d: want 1 to %d (0 for the default, 5)", n, maxRetryAttempts))
+	}
+	if b := time.Duration(s.RetryBudget); b > maxRetryBudget {
+		errs = append(errs, fieldErrorf("slack.retry_budget", "slack.retry_budget %s: want at most %s (0 for the default, 2m)", b, hours(maxRetryBudget)))
+	}
+	return errs
+}
+
 // Default is what applies without a config file.
 func Default() Config {
 	c := Config{}
@@ -201,7 +245,7 @@ func (c *Config) applyDefaults() {
 		c.Slack.WebhookEnv = "SLACK_WEBHOOK_URL"
 	}
 	if c.Slack.Top == 0 {
-		c.Slack.Top = 5
+		c.Slack.Top = defaultTop
 	}
 	if c.Lease == 0 {
 		c.Lease = Duration(15 * time.Minute)
@@ -210,13 +254,13 @@ func (c *Config) applyDefaults() {
 		c.LockPoll = Duration(time.Second)
 	}
 	if c.StillOpenDays == 0 {
-		c.StillOpenDays = 3
+		c.StillOpenDays = defaultStillOpenDays
 	}
 	if c.MemoryDays == 0 {
-		c.MemoryDays = 7
+		c.MemoryDays = defaultMemoryDays
 	}
 	if c.ReviewMaxLines == 0 {
-		c.ReviewMaxLines = 50000
+		c.ReviewMaxLines = defaultReviewLines
 	}
 	if c.Schedule.LookbackDays == 0 {
 		c.Schedule.LookbackDays = 7
@@ -287,15 +331,27 @@ func (c *Config) Problems() []error {
 	if _, err := cron.ParseStandard(c.Schedule.Spec); err != nil {
 		errs = append(errs, fieldErrorf("schedule.spec", "schedule.spec %s: %w", reconcile.Quote(c.Schedule.Spec), err))
 	}
-	if c.Schedule.LookbackDays < 1 || c.Schedule.LookbackDays > 92 {
-		errs = append(errs, fieldErrorf("schedule.lookback_days", "schedule.lookback_days %d: want 1 to 92", c.Schedule.LookbackDays))
+	if c.Schedule.LookbackDays < 1 || c.Schedule.LookbackDays > maxLookbackDays {
+		errs = append(errs, fieldErrorf("schedule.lookback_days", "schedule.lookback_days %d: want 1 to %d", c.Schedule.LookbackDays, maxLookbackDays))
 	}
-	if time.Duration(c.Lease) < 30*time.Second {
-		errs = append(errs, fieldErrorf("lease", "lease %s: want at least 30s", time.Duration(c.Lease)))
+	if l := time.Duration(c.Lease); l < 30*time.Second || l > maxLease {
+		errs = append(errs, fieldErrorf("lease", "lease %s: want 30s to %s", l, hours(maxLease)))
 	}
 	if p := time.Duration(c.LockPoll); p < 10*time.Millisecond || p > time.Minute {
 		errs = append(errs, fieldErrorf("lock_poll", "lock_poll %s: want 10ms to 1m", p))
 	}
+	if d := c.StillOpenDays; d != -1 && (d < 1 || d > maxStillOpenDays) {
+		errs = append(errs, fieldErrorf("still_open_days", "still_open_days %d: want 1 to %d, or -1 for never (0 for the default, %d)",
+			d, maxStillOpenDays, defaultStillOpenDays))
+	}
+	if d := c.MemoryDays; d < 1 || d > maxMemoryDays {
+		errs = append(errs, fieldErrorf("memory_days", "memory_days %d: want 1 to %d (0 for the default, %d)", d, maxMemoryDays, defaultMemoryDays))
+	}
+	if n := c.ReviewMaxLines; n < 1 || n > maxReviewLines {
+		errs = append(errs, fieldErrorf("review_max_lines", "review_max_lines %d: want 1 to %d, the rows a sheet holds below its header (0 for the default, %d)",
+			n, maxReviewLines, defaultReviewLines))
+	}
+	errs = append(errs, c.Slack.problems()...)
 	errs = append(errs, c.Metrics.problems()...)
 	seen := map[string]int{}
 	for i, ch := range c.Channels {
@@ -323,6 +379,14 @@ func (ch Channel) problems(at, where string) []error {
 		if _, err := channelfeed.Lookup(ch.Format); err != nil {
 			errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
 		}
+	}
+	// The cut-off is a window before the end of the day, and a file is
+	// alerted overdue at the latest when the longest lookback ends.
+	if g := ch.CutOff(); g >= maxGrace {
+		errs = append(errs, fieldErrorf(at+".grace", "%s: grace %s: want less than %s (it is a window before the end of the day)", where, g, hours(maxGrace)))
+	}
+	if d := time.Duration(ch.Deadline); d > maxDeadline {
+		errs = append(errs, fieldErrorf(at+".deadline", "%s: deadline %s: want at most %s, %d days, the longest schedule.lookback_days", where, d, hours(maxDeadline), maxLookbackDays))
 	}
 	if w := ch.RowWindow; w != nil {
 		if w.DaysBefore < 0 || w.DaysBefore > 3660 {

@@ -73,7 +73,7 @@ func TestFeeContract(t *testing.T) {
 		{"fee.refund", `"fee": {"refund": {"returns_share": true}}`, "needs fee.payment"},
 		{"fee.refund", `"fee": {"payment": {"rate": "0.006"}, "refund": {"returns_share": true, "rate": "0.01"}}`, "no rate, fixed, min or max of its own"},
 		{"fee", `"fee": {}`, "give terms for payment, refund or both"},
-		{"fee_tolerance", `"fee": {"payment": {"rate": "0.006"}}, "fee_tolerance": -1`, "want 0 or more"},
+		{"fee_tolerance", `"fee": {"payment": {"rate": "0.006"}}, "fee_tolerance": -1`, "want 0 to 1000000000"},
 		{"fee_tolerance", `"fee_tolerance": 3`, "without a \"fee\" contract checks nothing"},
 		{"duplicate_window.refund", `"duplicate_window": {"refund": "800h"}`, "at most 744h0m0s"},
 	} {
@@ -175,4 +175,80 @@ func TestEnvSecret(t *testing.T) {
 			t.Errorf("%s: %v is not reconcile.ErrSecretSpaces", tc.name, err)
 		}
 	}
+}
+
+// TestNumericBounds: every number of the config is bounded where it is
+// read, so none can overflow when scaled (a fee tolerance in thousandths
+// of a minor unit, days and durations added to times); each refusal names
+// its setting and the bounds, and nothing else is refused with it.
+func TestNumericBounds(t *testing.T) {
+	const ch = `"name": "s", "format": "stripe", "path": "/in/{date}.csv"`
+	const fee = `"fee": {"payment": {"rate": "0.006"}}`
+	const fetch = `"fetch": {%s"stripe": {"api_key": {"env": "STRIPE_API_KEY"}%s}}`
+	const adyen = `"name": "a", "format": "adyen", "path": "/in/adyen/{date}.csv",
+	  "fetch": {"adyen": {"merchant_account": "Acme", "username": "report@Company.Acme", "password": {"env": "P"}, "first_batch": %s}}`
+	channel := func(s string) string { return `{"channels": [{` + s + `}]}` }
+	tests := []struct {
+		name, json, setting, want string
+	}{
+		{"fee_tolerance that wraps when scaled", channel(ch + `, ` + fee + `, "fee_tolerance": 9223372036854776`),
+			`channels[0] "s": fee_tolerance 9223372036854776`, "want 0 to 1000000000 minor units"},
+		{"fee_tolerance past the bound", channel(ch + `, ` + fee + `, "fee_tolerance": 1000000001`),
+			"fee_tolerance 1000000001", "want 0 to 1000000000"},
+		{"a fixed fee past the bound", channel(ch + `, "fee": {"payment": {"rate": "0.006", "fixed": "9000000000000"}}`),
+			`fee.payment: fixed "9000000000000"`, "at most 1000000000 major units"},
+		{"a maximum fee past the bound", channel(ch + `, "fee": {"payment": {"max": "1000000000.01"}}`),
+			`fee.payment: max "1000000000.01"`, "at most 1000000000 major units"},
+		{"lease", `{"lease": "2562047h"}`, "lease 2562047h0m0s", "want 30s to 24h"},
+		{"still_open_days", `{"still_open_days": 9223372036854775807}`, "still_open_days 9223372036854775807", "want 1 to 3660, or -1 for never"},
+		{"still_open_days below -1", `{"still_open_days": -9223372036854775808}`, "still_open_days -9223372036854775808", "want 1 to 3660, or -1 for never"},
+		{"memory_days", `{"memory_days": 100000}`, "memory_days 100000", "want 1 to 366"},
+		{"memory_days negative", `{"memory_days": -1}`, "memory_days -1", "want 1 to 366"},
+		{"review_max_lines", `{"review_max_lines": 2000000}`, "review_max_lines 2000000", "want 1 to 1048575"},
+		{"slack.top", `{"slack": {"top": 1000}}`, "slack.top 1000", "want 1 to 30"},
+		{"slack.retry_attempts", `{"slack": {"retry_attempts": 1000}}`, "slack.retry_attempts 1000", "want 1 to 20"},
+		{"slack.retry_budget", `{"slack": {"retry_budget": "100000h"}}`, "slack.retry_budget 100000h0m0s", "want at most 1h"},
+		{"metrics.stale_after", `{"metrics": {"stale_after": "100000h"}}`, "metrics.stale_after 100000h0m0s", "want 1m to 168h"},
+		{"grace", channel(ch + `, "grace": "100000h"`), "grace 100000h0m0s", "want less than 24h"},
+		{"deadline", channel(ch + `, "deadline": "100000h"`), "deadline 100000h0m0s", "want at most 2208h"},
+		{"fetch.timeout", channel(ch + `, ` + fmt.Sprintf(fetch, `"timeout": "100000h", `, "")), "fetch.timeout 100000h0m0s", "want 1s to 10m"},
+		{"fetch.timeout too short", channel(ch + `, ` + fmt.Sprintf(fetch, `"timeout": "1ns", `, "")), "fetch.timeout 1ns", "want 1s to 10m"},
+		{"fetch.download_timeout", channel(ch + `, ` + fmt.Sprintf(fetch, `"download_timeout": "100000h", `, "")), "fetch.download_timeout 100000h0m0s", "want 1s to 6h"},
+		{"fetch.retry_budget", channel(ch + `, ` + fmt.Sprintf(fetch, `"retry_budget": "100000h", `, "")), "fetch.retry_budget 100000h0m0s", "want at most 1h"},
+		{"fetch.stripe.poll_budget", channel(ch + `, ` + fmt.Sprintf(fetch, "", `, "poll_budget": "100000h"`)), "fetch stripe.poll_budget 100000h0m0s", "want at most 1h"},
+		{"fetch.adyen.first_batch", channel(fmt.Sprintf(adyen, "9223372036854775807")), "fetch adyen.first_batch 9223372036854775807", "(1 to 1000000000)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := config.Load(writeFile(t, tc.json))
+			var fe *config.FieldError
+			if err == nil || !errors.As(err, &fe) || !strings.Contains(err.Error(), tc.setting) || !strings.Contains(err.Error(), tc.want) ||
+				strings.Count(err.Error(), "\n") != 0 {
+				t.Errorf("Load: %v; want one problem naming %q and saying %q", err, tc.setting, tc.want)
+			}
+		})
+	}
+
+	t.Run("the bounds themselves are taken", func(t *testing.T) {
+		cfg, err := config.Load(writeFile(t, `{"lease": "24h", "still_open_days": -1, "memory_days": 366, "review_max_lines": 1048575,
+  "slack": {"top": 30, "retry_attempts": 20, "retry_budget": "1h"}, "metrics": {"stale_after": "168h"},
+  "channels": [{`+ch+`, "fee": {"payment": {"rate": "1", "fixed": "1000000000", "min": "1000000000"}}, "fee_tolerance": 1000000000,
+    "grace": "23h59m", "deadline": "2208h",
+    "fetch": {"available_after": "2207h", "timeout": "10m", "download_timeout": "6h", "retry_budget": "1h",
+      "stripe": {"api_key": {"env": "K"}, "poll_budget": "1h"}}}]}`))
+		if err != nil {
+			t.Fatalf("Load: %v", err)
+		}
+		c := cfg.Channels[0].Fees()
+		r, _, err := c.Rule(reconcile.KindPayment, "KWD")
+		if err != nil || r.ToleranceMilli != 1_000_000_000_000 {
+			t.Errorf("Rule: %+v, %v; want a tolerance of 10^12 thousandths", r, err)
+		}
+		// The largest amount whose fee is computed, at the largest rate and
+		// fixed fee: exact, no wrap.
+		amount := int64(1<<62) / 1000
+		if fee, err := r.Fee(amount); err != nil || fee != amount*1000+1_000_000_000*1_000_000 {
+			t.Errorf("Fee(%d) at the largest contract: %d, %v; want %d", amount, fee, err, amount*1000+1_000_000_000*1_000_000)
+		}
+	})
 }

@@ -16,6 +16,16 @@ type DuplicateWindow struct {
 	Payment *Duration `json:"payment,omitempty"` // default 10m
 }
 
+// Bounds of a fee contract, so that no fee overflows in thousandths of a
+// minor unit (reconcile.FeeRule): a tolerance of 10^9 minor units is 10^12
+// thousandths, a fixed, minimum or maximum fee of 10^9 major units at most
+// 10^15 (three decimals, such as KWD's, and three more), where a row's fee
+// is at most 2^62 before the fixed part is added.
+const (
+	maxFeeTolerance = 1_000_000_000
+	maxFeeMajor     = 1_000_000_000
+)
+
 // Defaults of DuplicateWindow.
 const (
 	defaultRefundWindow  = 24 * time.Hour
@@ -117,6 +127,9 @@ func (t *FeeTerms) terms() (*reconcile.FeeTerms, error) {
 		if v < 0 {
 			return nil, fmt.Errorf("%s %s is negative", f.name, reconcile.Quote(f.v))
 		}
+		if v > maxFeeMajor*1_000_000 {
+			return nil, fmt.Errorf("%s %s: at most %d major units", f.name, reconcile.Quote(f.v), int64(maxFeeMajor))
+		}
 		if f.into != nil {
 			*f.into = v
 		}
@@ -142,8 +155,8 @@ func (ch Channel) feeProblems(at, where string) []error {
 			}
 		}
 	}
-	if ch.FeeTolerance < 0 {
-		errs = append(errs, fieldErrorf(at+".fee_tolerance", "%s: fee_tolerance %d: want 0 or more minor units", where, ch.FeeTolerance))
+	if ch.FeeTolerance < 0 || ch.FeeTolerance > maxFeeTolerance {
+		errs = append(errs, fieldErrorf(at+".fee_tolerance", "%s: fee_tolerance %d: want 0 to %d minor units", where, ch.FeeTolerance, int64(maxFeeTolerance)))
 	}
 	if ch.Fee == nil {
 		if ch.FeeTolerance != 0 {

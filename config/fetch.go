@@ -136,9 +136,21 @@ func DefaultAvailableAfter(api string) time.Duration {
 	return time.Hour
 }
 
+// Defaults and bounds of a fetch's durations.
+const (
+	defaultCallTimeout     = 30 * time.Second
+	maxCallTimeout         = 10 * time.Minute
+	defaultDownloadTimeout = 10 * time.Minute
+	maxDownloadTimeout     = 6 * time.Hour
+	maxPollBudget          = time.Hour
+	// maxFirstBatch is far past any settlement batch number: Adyen numbers
+	// a merchant account's batches one by one, one a day or so.
+	maxFirstBatch = 1_000_000_000
+)
+
 // Timeouts are the fetch's call and download timeouts with their defaults.
 func (f *Fetch) Timeouts() (call, download time.Duration) {
-	call, download = 30*time.Second, 10*time.Minute
+	call, download = defaultCallTimeout, defaultDownloadTimeout
 	if f.Timeout > 0 {
 		call = time.Duration(f.Timeout)
 	}
@@ -176,13 +188,32 @@ func (ch Channel) fetchProblems(at, where string) []error {
 		c.secret("api_key", f.Stripe.APIKey)
 		c.https("api_url", f.Stripe.APIURL)
 		c.https("files_url", f.Stripe.FilesURL)
+		if b := time.Duration(f.Stripe.PollBudget); b > maxPollBudget {
+			c.problem("poll_budget", "%s: want at most %s (0 for the default, 10m)", b, hours(maxPollBudget))
+		}
 	case "adyen":
 		c.adyen(f.Adyen, ch.Path)
 	case "sftp":
 		c.sftp(f.SFTP)
 	}
-	if f.RetryAttempts < 0 || f.RetryAttempts > 20 {
-		c.add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to 20 (0 for the default, 5)", where, f.RetryAttempts))
+	if f.RetryAttempts < 0 || f.RetryAttempts > maxRetryAttempts {
+		c.add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to %d (0 for the default, 5)", where, f.RetryAttempts, maxRetryAttempts))
+	}
+	if b := time.Duration(f.RetryBudget); b > maxRetryBudget {
+		c.add(fieldErrorf(at+".retry_budget", "%s: fetch.retry_budget %s: want at most %s (0 for the default, 2m)", where, b, hours(maxRetryBudget)))
+	}
+	for _, d := range []struct {
+		name      string
+		v         Duration
+		max, def  time.Duration
+		maxString string
+	}{
+		{"timeout", f.Timeout, maxCallTimeout, defaultCallTimeout, "10m"},
+		{"download_timeout", f.DownloadTimeout, maxDownloadTimeout, defaultDownloadTimeout, hours(maxDownloadTimeout)},
+	} {
+		if v := time.Duration(d.v); v != 0 && (v < time.Second || v > d.max) {
+			c.add(fieldErrorf(at+"."+d.name, "%s: fetch.%s %s: want 1s to %s (0 for the default, %s)", where, d.name, v, d.maxString, d.def))
+		}
 	}
 	if avail, due := f.AvailableAt(time.Time{}), ch.OverdueAt(time.Time{}); !avail.Before(due) {
 		c.add(fieldErrorf(at+".available_after", "%s: fetch.available_after %s: want less than the deadline %s, or every file is overdue before it may be fetched",
@@ -267,8 +298,9 @@ func (c *fetchCheck) adyen(a *AdyenFetch, path string) {
 	c.need("username", a.Username)
 	c.secret("password", a.Password)
 	c.https("base_url", a.BaseURL)
-	if a.FirstBatch < 1 {
-		c.problem("first_batch", "%d: want the number of the first batch to fetch (1 or more), as the Customer Area lists its settlement detail reports", a.FirstBatch)
+	if a.FirstBatch < 1 || a.FirstBatch > maxFirstBatch {
+		c.problem("first_batch", "%d: want the number of the first batch to fetch (1 to %d), as the Customer Area lists its settlement detail reports",
+			a.FirstBatch, maxFirstBatch)
 	}
 	if strings.Contains(dirOf(path), "{") {
 		c.add(fieldErrorf(c.at, "%s: fetch adyen files batches by the date they belong to, which is known after the download: keep {date} out of the path's directory", c.where))

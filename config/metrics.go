@@ -21,7 +21,10 @@ type Metrics struct {
 	StaleAfter Duration `json:"stale_after,omitempty"`
 }
 
-const defaultStaleAfter = time.Hour
+const (
+	defaultStaleAfter = time.Hour
+	maxStaleAfter     = 7 * 24 * time.Hour
+)
 
 // Stale is how long the scheduler may show no sign of life, with its
 // default.
@@ -40,9 +43,8 @@ func (mc Metrics) problems() []error {
 			errs = append(errs, fieldErrorf("metrics.listen", "metrics.listen: %s", err))
 		}
 	}
-	if mc.StaleAfter != 0 && time.Duration(mc.StaleAfter) < time.Minute {
-		errs = append(errs, fieldErrorf("metrics.stale_after", "metrics.stale_after %s: want at least 1m",
-			time.Duration(mc.StaleAfter)))
+	if d := time.Duration(mc.StaleAfter); d != 0 && (d < time.Minute || d > maxStaleAfter) {
+		errs = append(errs, fieldErrorf("metrics.stale_after", "metrics.stale_after %s: want 1m to %s", d, hours(maxStaleAfter)))
 	}
 	return errs
 }

@@ -13,7 +13,7 @@ import (
 // ScheduleProblems lists what Load lets through, because `run` given
 // --file, --format or --channel does not need it, but `schedule` does: a
 // format, a dated path template, settings only another format reads, a
-// cut-off or deadline that cannot work. Each is a *FieldError.
+// deadline past the lookback window. Each is a *FieldError.
 func (c *Config) ScheduleProblems() []error {
 	var errs []error
 	if len(c.Channels) == 0 {
@@ -39,9 +39,6 @@ func (c *Config) ScheduleProblems() []error {
 			if len(keys) > 0 {
 				errs = append(errs, fieldErrorf(at+"."+keys[0], "%s: %s: only read by format stripe, not %s", where, strings.Join(keys, " and "), reconcile.Quote(ch.Format)))
 			}
-		}
-		if g := ch.CutOff(); g >= 24*time.Hour {
-			errs = append(errs, fieldErrorf(at+".grace", "%s: grace %s: want less than a day (it is a window before the end of the day)", where, g))
 		}
 		if d := ch.OverdueAt(time.Time{}).Sub(time.Time{}); lookback > 0 && d >= lookback {
 			errs = append(errs, fieldErrorf(at+".deadline", "%s: deadline %s: want less than the lookback window (schedule.lookback_days %d), or a missing file leaves the window before it is alerted",

@@ -286,7 +286,7 @@ func TestMetricsConfig(t *testing.T) {
 		{"loopback", map[string]any{"listen": "127.0.0.1:9464"}, ""},
 		{"every interface", map[string]any{"listen": ":9464", "stale_after": "2h"}, ""},
 		{"no port", map[string]any{"listen": "9464"}, `metrics.listen: "9464" is not host:port`},
-		{"stale too soon", map[string]any{"stale_after": "10s"}, "metrics.stale_after 10s: want at least 1m"},
+		{"stale too soon", map[string]any{"stale_after": "10s"}, "metrics.stale_after 10s: want 1m to 168h"},
 		{"unknown key", map[string]any{"address": ":9464"}, "address"},
 	}
 	for _, tt := range tests {

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -365,8 +366,45 @@ func (c *Config) Problems() []error {
 		}
 		errs = append(errs, ch.problems(at, where)...)
 	}
+	return append(errs, c.sharedPaths()...)
+}
+
+// sharedPaths lists each channel whose path template names the file
+// another channel fetches into: that channel would reconcile the other's
+// file, or the fetch overwrite its own. Two templates are one path when
+// they name the same file for a date (sameFileDate), once cleaned.
+func (c *Config) sharedPaths() []error {
+	var errs []error
+	first := map[string]int{} // the cleaned path of a date → its first channel
+	for i, ch := range c.Channels {
+		if TemplateTrouble(ch.Path) != "" {
+			continue
+		}
+		p := filepath.Clean(ch.FilePath(sameFileDate))
+		j, ok := first[p]
+		if !ok {
+			first[p] = i
+			continue
+		}
+		other := c.Channels[j]
+		if ch.Fetch == nil && other.Fetch == nil {
+			continue
+		}
+		at, where := ch.Where(i)
+		_, otherName := other.Where(j)
+		how := "which fetches its file into it"
+		if other.Fetch == nil {
+			how = "which reads the file this channel fetches"
+		}
+		errs = append(errs, fieldErrorf(at+".path", "%s: path %s is also the path of %s, %s: give each channel a path of its own",
+			where, reconcile.Quote(ch.Path), otherName, how))
+	}
 	return errs
 }
+
+// sameFileDate is the date two path templates are compared at: {date} and
+// {yyyymmdd} name different files for every date or for none.
+var sameFileDate = time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 
 // problems lists what is wrong with one channel's settings; at is its
 // JSON path, where its name for a reader.

@@ -252,3 +252,38 @@ func TestNumericBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestSharedPaths: a path template naming the file another channel
+// fetches into is refused on the later channel, whichever fetches;
+// channels that only read are left alone.
+func TestSharedPaths(t *testing.T) {
+	const fetch = `"fetch": {"stripe": {"api_key": {"env": "K"}}}`
+	for _, tc := range []struct{ name, a, b, want string }{
+		{"the first fetches", fetch, "", `channels[1] "b": path "/in/./{date}.csv" is also the path of channels[0] "a", which fetches its file into it`},
+		{"the second fetches", "", fetch, `channels[1] "b": path "/in/./{date}.csv" is also the path of channels[0] "a", which reads the file this channel fetches`},
+		{"both fetch", fetch, fetch, `which fetches its file into it`},
+		{"neither fetches", "", "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := func(name, path, extra string) string {
+				s := `{"name": "` + name + `", "format": "stripe", "path": "` + path + `"`
+				if extra != "" {
+					s += ", " + extra
+				}
+				return s + "}"
+			}
+			_, err := config.Load(writeFile(t, `{"channels": [`+ch("a", "/in/{date}.csv", tc.a)+", "+ch("b", "/in/./{date}.csv", tc.b)+
+				", "+ch("c", "/in/c/{date}.csv", "")+`]}`))
+			if tc.want == "" {
+				if err != nil {
+					t.Errorf("Load: %v; want no problem", err)
+				}
+				return
+			}
+			var fe *config.FieldError
+			if err == nil || !errors.As(err, &fe) || fe.Path != "channels[1].path" || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Load: %v; want a problem of channels[1].path saying %q", err, tc.want)
+			}
+		})
+	}
+}

@@ -403,3 +403,46 @@ func TestCheckConfigSecretSpaces(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckConfigSharedPath: a channel that fetches its file into a path
+// another channel reads is a problem line, not two ok lines: the other
+// channel would reconcile the file fetched for the first.
+func TestCheckConfigSharedPath(t *testing.T) {
+	dir := t.TempDir()
+	inbox := filepath.Join(dir, "inbox")
+	stripe := map[string]any{"stripe": map[string]any{"api_key": map[string]string{"env": "STRIPE_API_KEY"}}}
+	cfg := map[string]any{
+		"out_dir": filepath.Join(dir, "out"),
+		"channels": []map[string]any{
+			{"name": "stripe-eu", "format": "stripe", "path": inbox + "/stripe/{date}.csv", "fetch": stripe},
+			{"name": "stripe-us", "format": "stripe", "path": inbox + "/./stripe/{date}.csv"},
+			{"name": "stripe-uk", "format": "stripe", "path": inbox + "/stripe-uk/{date}.csv", "fetch": stripe},
+		},
+	}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfgPath := filepath.Join(dir, "reconcile.json")
+	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := newCLI(map[string]string{"STRIPE_API_KEY": "sk_test_51abcdefghijklmnop"})
+	if code := c.run(t, "check-config", "--config", cfgPath); code != ExitFailed {
+		t.Errorf("exit: got %d, want %d", code, ExitFailed)
+	}
+	want := `is also the path of channels[0] "stripe-eu", which fetches its file into it`
+	got := problemLines(c.out.String())
+	n := 0
+	for _, line := range got {
+		if strings.Contains(line, `channels[1] "stripe-us": path "`) && strings.Contains(line, want) {
+			n++
+		}
+	}
+	if n != 1 || len(got) != 2 { // and the database, not set
+		t.Errorf("problem lines:\n%s\nwant one with %q, and the database's", strings.Join(got, "\n"), want)
+	}
+	if _, err := config.Load(cfgPath); err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Load: %v; want the shared path refused", err)
+	}
+}

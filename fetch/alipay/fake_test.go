@@ -164,6 +164,13 @@ func (g *gateway) check(form url.Values, n int) reply {
 		g.t.Errorf("biz_content %q: %v", form.Get("biz_content"), err)
 		return g.signedReply(object("code", "40002", "msg", "Invalid Arguments", "sub_code", "isv.invalid-parameter"))
 	}
+	// The method's documented business parameters are bill_type and
+	// bill_date, and smid for bill_type trade_zft_merchant only.
+	for k := range biz {
+		if k != "bill_type" && k != "bill_date" {
+			g.t.Errorf("biz_content has %q, which alipay.data.dataservice.bill.downloadurl.query does not document", k)
+		}
+	}
 	if g.answer != nil {
 		return g.answer(g, n, biz)
 	}

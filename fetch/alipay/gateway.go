@@ -36,17 +36,17 @@ const (
 // daylight saving time since 1991), so no time zone database is needed.
 var china = time.FixedZone("CST", 8*60*60)
 
-// bizContent is the business parameters of method. Secure asks for an
-// https download link: without it Alipay hands out an http one.
+// bizContent is the business parameters of method, as Alipay documents
+// them: bill_type and bill_date (and smid, for a bill type this package
+// does not fetch). Nothing else is sent.
 type bizContent struct {
 	BillType string `json:"bill_type"`
 	BillDate string `json:"bill_date"`
-	Secure   string `json:"secure"`
 }
 
 // form is the signed request of the download URL of billDate.
 func (s *Source) form(billDate string) (url.Values, error) {
-	biz, err := json.Marshal(bizContent{BillType: s.billType, BillDate: billDate, Secure: "true"})
+	biz, err := json.Marshal(bizContent{BillType: s.billType, BillDate: billDate})
 	if err != nil {
 		return nil, err
 	}
@@ -343,8 +343,12 @@ func start(body []byte) string {
 	return reconcile.Quote(reconcile.Printable(string(body[:min(len(body), 256)])))
 }
 
-// checkLink refuses a download URL that is not https. The URL itself is
-// never shown: its query is the download's token.
+// checkLink refuses a download URL that is not https, but for http, which
+// it asks for over https at the same host, path and query: Alipay's
+// documented answer is an http address of its bill host
+// (http://dwbillcenter.alipay.com/downloadBillFile.resource?…), which
+// serves the same over https, and the query is the download's token, never
+// to be sent in the clear. The URL itself is never shown.
 func checkLink(link string) (string, error) {
 	if link == "" {
 		return "", errors.New("Alipay's success answer has no bill_download_url: refused")
@@ -356,9 +360,15 @@ func checkLink(link string) (string, error) {
 	switch {
 	case err != nil:
 		return "", errors.New("Alipay's bill_download_url is not a URL: refused")
+	case u.Scheme == "http":
+		u.Scheme = "https"
+		if u.Port() == "80" {
+			u.Host = strings.TrimSuffix(u.Host, ":80")
+		}
 	case u.Scheme != "https":
-		return "", fmt.Errorf("Alipay's bill_download_url is %s, not https, though secure=true was asked: refused", token(u.Scheme))
-	case u.Host == "" || u.User != nil:
+		return "", fmt.Errorf("Alipay's bill_download_url is %s, not https: refused", token(u.Scheme))
+	}
+	if u.Host == "" || u.User != nil {
 		return "", errors.New("Alipay's bill_download_url has no host, or a user: refused")
 	}
 	return u.String(), nil

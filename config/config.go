@@ -33,7 +33,7 @@ type Config struct {
 	// and date looks again whether it may go ahead (default 1s).
 	LockPoll Duration `json:"lock_poll,omitempty"`
 	// StillOpenDays: a finding open longer is listed again in the alert
-	// (default 3; negative: never).
+	// (default 3; -1: never).
 	StillOpenDays int `json:"still_open_days"`
 	// MemoryDays is how many earlier business dates' files a run looks
 	// back on for a key settled before (default 7).

@@ -100,6 +100,14 @@ func New() *Metrics {
 // FetchResults are the results a fetch can have.
 var FetchResults = []string{"saved", "unchanged", "not_ready", "no_bill", "refused", "bad_file", "failed"}
 
+// FetchFailed reports whether a fetch's result is a failure: a refusal by
+// the channel, a file the job refused (bad_file), or a failure that
+// survived the retries. The fetch command exits 1 on these, and the
+// failures counter counts them.
+func FetchFailed(result string) bool {
+	return result == "refused" || result == "bad_file" || result == "failed"
+}
+
 // ObserveFetch records a fetch of channel's file with its result (one of
 // FetchResults) and the bytes it put in place.
 func (m *Metrics) ObserveFetch(channel, result string, bytes int64, when time.Time) {
@@ -115,7 +123,7 @@ func (m *Metrics) ObserveFetch(channel, result string, bytes int64, when time.Ti
 	}
 	m.fetchBytes.WithLabelValues(channel).Add(float64(bytes))
 	m.fetchFailures.WithLabelValues(channel)
-	if result == "refused" || result == "bad_file" || result == "failed" {
+	if FetchFailed(result) {
 		m.fetchFailures.WithLabelValues(channel).Inc()
 	}
 }

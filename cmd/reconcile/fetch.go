@@ -8,6 +8,7 @@ import (
 	"reconcile"
 	"reconcile/config"
 	"reconcile/ledger"
+	"reconcile/metrics"
 	"reconcile/nightly"
 	"reconcile/reports"
 )
@@ -32,7 +33,9 @@ last one fetched (remembered in the database, so --dsn is needed) and files
 each under the business date of its latest payment or refund.
 
 Exit status 0 when every file is there, not ready yet, or the channel has no
-bill for the date; 1 when a channel refused or a fetch failed.`
+bill for the date; 1 when a channel refused, the file it handed out was
+refused (not the hash or size it stated, or not read by its parser), or a
+fetch failed.`
 
 func (a *App) fetchCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("fetch", fetchSynopsis)
@@ -96,7 +99,7 @@ func (a *App) fetchCmd(ctx context.Context, args []string) error {
 		}
 		got := f.Fetch(ctx, ch, day, *force)
 		fmt.Fprintln(a.Stdout, fetchLine(got))
-		if got.Result == "refused" || got.Result == "failed" {
+		if metrics.FetchFailed(got.Result) {
 			failed = append(failed, got.Err)
 		}
 	}

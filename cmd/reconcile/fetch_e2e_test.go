@@ -223,12 +223,15 @@ func newFetchSchedule(t *testing.T, wx *wechatpaytest.Server, st *stripetest.Ser
 // TestFetchCommand: `reconcile fetch` says where it put the file, leaves a
 // file there alone, and with --force asks again without downloading an
 // unchanged bill; a channel that is not ready is no failure, a refused
-// one is (exit 1), and the output never shows the key.
+// one is (exit 1), and so is a file the job refuses (bad_file: the parser
+// does not read what the channel handed out), and the output never shows
+// the key.
 func TestFetchCommand(t *testing.T) {
 	wx := wechatpaytest.NewServer(t)
 	st := stripetest.NewServer(t)
 	wechat, _ := fixtures.Lookup("wechatpay")
 	wx.SetBill("2026-11-28", wechat.Bill())
+	wx.SetBill("2026-11-26", []byte("<html>Service unavailable</html>\n"))
 	_, dsn := dbWith(t, "")
 	now := time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC)
 	e := newFetchSchedule(t, wx, st, stripetest.ExpiredKey, dsn, 1, &now)
@@ -243,6 +246,7 @@ func TestFetchCommand(t *testing.T) {
 		{[]string{"--channel", "wechatpay", "--force"}, ExitOK, "wechatpay 2026-11-28: already there, unchanged: " + bill},
 		{[]string{"--channel", "wechatpay", "--date", "2026-11-27"}, ExitOK, "wechatpay 2026-11-27: the channel has no bill for this date"},
 		{[]string{"--channel", "stripe"}, ExitFailed, "stripe 2026-11-28: not fetched: "},
+		{[]string{"--channel", "wechatpay", "--date", "2026-11-26"}, ExitFailed, "wechatpay 2026-11-26: not fetched: "},
 	}
 	for _, step := range steps {
 		args := append([]string{"fetch", "--config", e.cfg}, step.args...)
@@ -258,7 +262,10 @@ func TestFetchCommand(t *testing.T) {
 			t.Errorf("%v: the key is in the output:\n%s", step.args, out)
 		}
 	}
-	if got, want := wx.Calls("download"), 1; got != want {
-		t.Errorf("downloads: %d, want %d (--force asks for the hash, and the bill had not changed)", got, want)
+	if got, want := wx.Calls("download"), 2; got != want {
+		t.Errorf("downloads: %d, want %d (--force asks for the hash, and the bill had not changed; then the refused one)", got, want)
+	}
+	if _, err := os.Stat(filepath.Join(e.inbox, "20261126_ALL.csv")); !os.IsNotExist(err) {
+		t.Errorf("the refused file: got %v, want nothing written", err)
 	}
 }

@@ -1,10 +1,12 @@
 package atomicfile_test
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"reconcile/atomicfile"
 )
@@ -39,5 +41,56 @@ func TestWriteFile(t *testing.T) {
 	})
 	if len(files) != 1 {
 		t.Errorf("files under %s: %v, want summary.json alone", root, files)
+	}
+}
+
+// TestWriteRemovesStaleTemporaries: the temporaries a crash left (a
+// download killed with SIGKILL leaves its hidden .NAME.tmp-* file) are
+// removed by the next write in their directory once untouched for a day;
+// a temporary being written now, and every file that is not one of the
+// writer's temporaries, are left alone.
+func TestWriteRemovesStaleTemporaries(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-atomicfile.StaleAfter - time.Hour)
+	files := map[string]bool{ // name: removed by the write
+		".20261128_ALL.csv.tmp-3879461201":         true,  // a download killed a day ago
+		".adyen-batch-412.tmp-12":                  true,  // a batch killed before it was filed
+		".summary.json.tmp-77":                     true,  // a report
+		".20261129_ALL.csv.tmp-1234567":            false, // being written now
+		".20261127_ALL.csv.tmp-notdigits":          false, // not a name the writer makes
+		"20261126_ALL.csv.tmp-123":                 false, // not hidden: not the writer's
+		".tmp-123":                                 false, // no name before the mark
+		".keep":                                    false,
+		"20261128_ALL.csv":                         false,
+		"20261128_ALL.csv.superseded-0123456789ab": false,
+	}
+	for name := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("x"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+		if name != ".20261129_ALL.csv.tmp-1234567" {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// A directory named like a temporary is not the writer's either.
+	if err := os.Mkdir(filepath.Join(dir, ".x.tmp-5"), 0o750); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(filepath.Join(dir, ".x.tmp-5"), old, old)
+
+	if err := atomicfile.WriteFile(dir, "summary.json", []byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	for name, removed := range files {
+		_, err := os.Stat(filepath.Join(dir, name))
+		if gone := errors.Is(err, os.ErrNotExist); gone != removed {
+			t.Errorf("%s: removed %v, want %v", name, gone, removed)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".x.tmp-5")); err != nil {
+		t.Errorf("a directory named like a temporary: %v, want it left", err)
 	}
 }

@@ -141,7 +141,11 @@ const (
 	defaultCallTimeout     = 30 * time.Second
 	maxCallTimeout         = 10 * time.Minute
 	defaultDownloadTimeout = 10 * time.Minute
-	maxDownloadTimeout     = 6 * time.Hour
+	// maxDownloadTimeout is well inside the age at which the atomic
+	// writer takes a temporary file for a crash's leftover
+	// (atomicfile.StaleAfter, 24h): a download, its check included, never
+	// runs that long.
+	maxDownloadTimeout = 6 * time.Hour
 	maxPollBudget          = time.Hour
 	// maxFirstBatch is far past any settlement batch number: Adyen numbers
 	// a merchant account's batches one by one, one a day or so.

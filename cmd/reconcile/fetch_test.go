@@ -141,6 +141,8 @@ func TestFetchRefusesSecretsInConfig(t *testing.T) {
 			"names both env and file"},
 		{"available after the deadline", map[string]any{"available_after": "20h", "stripe": map[string]any{"api_key": map[string]any{"env": "K"}}},
 			"s_{date}.csv", "want less than the deadline"},
+		{"download longer than a temporary file lives", map[string]any{"download_timeout": "13h", "stripe": map[string]any{"api_key": map[string]any{"env": "K"}}},
+			"s_{date}.csv", "fetch.download_timeout 13h0m0s: want at most 12h0m0s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -94,3 +94,52 @@ func TestWriteRemovesStaleTemporaries(t *testing.T) {
 		t.Errorf("a directory named like a temporary: %v, want it left", err)
 	}
 }
+
+// TestCommitKeepsReplaced: a file committed with keep over other bytes
+// keeps the old ones beside it under their hash; over the same bytes it
+// changes nothing; a destination outside the temporary's directory is
+// refused with nothing left behind.
+func TestCommitKeepsReplaced(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "bill.csv")
+	commit := func(b []byte, to string) (atomicfile.Committed, error) {
+		t.Helper()
+		tmp, err := atomicfile.Create(dir, "bill.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tmp.Write(b); err != nil {
+			t.Fatal(err)
+		}
+		return tmp.Commit(to, 0o640, true)
+	}
+	if c, err := commit([]byte("first\n"), path); err != nil || c.Kept != "" || c.Unchanged {
+		t.Fatalf("first commit: got %+v, %v; want it written, nothing kept", c, err)
+	}
+	c, err := commit([]byte("second\n"), path)
+	// sha256("first\n") begins b640e840b19d.
+	want := path + ".superseded-" + "b640e840b19d"
+	if err != nil || c.Kept != want {
+		t.Fatalf("second commit: got %+v, %v; want the first kept as %s", c, err, want)
+	}
+	if b, _ := os.ReadFile(want); string(b) != "first\n" {
+		t.Errorf("%s holds %q, want the first bytes", want, b)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "second\n" {
+		t.Errorf("%s holds %q, want the second bytes", path, b)
+	}
+	before, _ := os.Stat(path)
+	if c, err := commit([]byte("second\n"), path); err != nil || !c.Unchanged || c.Kept != "" {
+		t.Errorf("the same bytes again: got %+v, %v; want unchanged", c, err)
+	}
+	if after, _ := os.Stat(path); !os.SameFile(before, after) {
+		t.Error("the same bytes again replaced the file")
+	}
+	if _, err := commit([]byte("x"), filepath.Join(t.TempDir(), "bill.csv")); err == nil {
+		t.Error("a destination in another directory: accepted, want refused")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 2 {
+		t.Errorf("%s holds %d files, want the bill and the one it replaced, no temporary: %v", dir, len(ents), ents)
+	}
+}

@@ -2,7 +2,8 @@
 // them out. It holds what every channel's client shares: the answers a
 // channel gives (a file, "not ready yet", "no bill", a refusal), the HTTP
 // client with its timeouts and the job's retry policy, and Save, which puts
-// a verified file in place or nothing at all. Each channel's client is a
+// a verified file in place or nothing at all (Stage and Place, for a file
+// whose place is known from its content only). Each channel's client is a
 // package of its own below this one: fetch/wechatpay, fetch/alipay,
 // fetch/stripe, fetch/adyen, fetch/sftp.
 package fetch

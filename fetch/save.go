@@ -37,9 +37,6 @@ const DefaultLimit = 16 << 30
 // channel's parser reads. Asking again the same way gets the same file.
 var ErrBadFile = errors.New("the file the channel handed out is refused")
 
-// errUnchanged stops the atomic write of a file already in place.
-var errUnchanged = errors.New("unchanged")
-
 // Save puts the file of offer at path. The download goes to a temporary
 // file beside path; it is checked (the stated size and digest, then check,
 // the parser's look at it) and only then renamed into place, so a half
@@ -51,9 +48,6 @@ var errUnchanged = errors.New("unchanged")
 // prefix>, the evidence of the run it was reconciled in. The directory is
 // made when missing. limit 0 means DefaultLimit.
 func Save(ctx context.Context, offer *Offer, path string, limit int64, check func(tmp string) error) (Saved, error) {
-	if limit <= 0 {
-		limit = DefaultLimit
-	}
 	out := Saved{Path: path}
 	old, oldSum, err := present(path, offer.Digest)
 	if err != nil {
@@ -67,49 +61,106 @@ func Save(ctx context.Context, offer *Offer, path string, limit int64, check fun
 		}
 		return out, nil
 	}
-	if offer.Size > limit {
-		return out, fmt.Errorf("%s: the channel states %d bytes, more than the %d this job takes: %w", offer.Name, offer.Size, limit, ErrBadFile)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
-		return out, err
-	}
-	body, err := offer.Open(ctx)
+	st, err := download(ctx, offer, filepath.Dir(path), filepath.Base(path), limit)
 	if err != nil {
 		return out, err
 	}
-	defer body.Close()
-	err = atomicfile.Write(path, 0o640, func(f *os.File) error {
-		out.Bytes, out.SHA256, err = copyStated(f, body, offer, limit)
-		if err != nil {
-			return err
-		}
-		if out.SHA256 == old {
-			return errUnchanged
-		}
-		// The check reads the file by its name; atomicfile syncs it
-		// before the rename, once.
-		if check != nil {
-			if err := check(f.Name()); err != nil {
-				return fmt.Errorf("download %s: %w: %w", offer.Name, ErrBadFile, err)
-			}
-		}
-		if old != "" {
-			// A hard link: the old bytes stay whatever the rename does.
-			kept := path + ".superseded-" + old[:12]
-			if err := os.Link(path, kept); err != nil && !errors.Is(err, fs.ErrExist) {
-				return fmt.Errorf("keep the file being replaced as %s: %w", kept, err)
-			}
-		}
-		return nil
-	})
-	switch {
-	case errors.Is(err, errUnchanged):
+	if st.SHA256 == old {
+		// The same bytes: the parser's look is spared.
+		st.Discard()
+		out.Bytes, out.SHA256 = st.Bytes, st.SHA256
 		return out, nil
-	case err != nil:
+	}
+	if err := st.check(offer, check); err != nil {
+		return out, err
+	}
+	return st.Place(path)
+}
+
+// Staged is a download checked and waiting under a hidden temporary name
+// (the atomic writer's, so a crash's leftover is removed in time) for the
+// place it belongs in: for a channel whose file's place is known from its
+// content only, such as an Adyen batch filed under the date of its rows.
+type Staged struct {
+	temp   *atomicfile.Temp
+	Bytes  int64
+	SHA256 string // hex
+}
+
+// Stage downloads offer into a hidden temporary file in dir, named after
+// name, and checks it as Save does: the stated size and digest, not empty,
+// then check. Place then puts it where it belongs; Discard drops it. The
+// directory is made when missing. limit 0 means DefaultLimit.
+func Stage(ctx context.Context, offer *Offer, dir, name string, limit int64, check func(tmp string) error) (*Staged, error) {
+	st, err := download(ctx, offer, dir, name, limit)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.check(offer, check); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// Path is where the staged file is until it is placed, to read it.
+func (s *Staged) Path() string { return s.temp.Name() }
+
+// Place puts the staged file at path, which is in the directory it was
+// staged in. A path holding the same bytes is left alone (Changed false);
+// one holding other bytes is kept beside it as NAME.superseded-<sha-256
+// prefix>, whoever put it there, and Replaced says so.
+func (s *Staged) Place(path string) (Saved, error) {
+	c, err := s.temp.Commit(path, 0o640, true)
+	if err != nil {
 		return Saved{Path: path}, err
 	}
-	out.Changed, out.Replaced = true, old != ""
-	return out, nil
+	return Saved{Path: path, Bytes: s.Bytes, SHA256: s.SHA256, Changed: !c.Unchanged, Replaced: c.Kept != ""}, nil
+}
+
+// Discard removes the staged file; after Place it does nothing.
+func (s *Staged) Discard() { s.temp.Discard() }
+
+// download copies offer into a temporary file in dir, checked against what
+// the channel stated.
+func download(ctx context.Context, offer *Offer, dir, name string, limit int64) (*Staged, error) {
+	if limit <= 0 {
+		limit = DefaultLimit
+	}
+	if offer.Size > limit {
+		return nil, fmt.Errorf("%s: the channel states %d bytes, more than the %d this job takes: %w", offer.Name, offer.Size, limit, ErrBadFile)
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return nil, err
+	}
+	body, err := offer.Open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer body.Close()
+	tmp, err := atomicfile.Create(dir, name)
+	if err != nil {
+		return nil, fmt.Errorf("download %s: %w", offer.Name, err)
+	}
+	st := &Staged{temp: tmp}
+	st.Bytes, st.SHA256, err = copyStated(tmp, body, offer, limit)
+	if err != nil {
+		tmp.Discard()
+		return nil, err
+	}
+	return st, nil
+}
+
+// check runs the caller's check on the staged file, which reads it by its
+// name; the file is synced when it is placed, once.
+func (s *Staged) check(offer *Offer, check func(tmp string) error) error {
+	if check == nil {
+		return nil
+	}
+	if err := check(s.Path()); err != nil {
+		s.Discard()
+		return fmt.Errorf("download %s: %w: %w", offer.Name, ErrBadFile, err)
+	}
+	return nil
 }
 
 // copyStated copies the download to w, at most limit bytes, and checks it

@@ -26,7 +26,8 @@ type Batch struct {
 	Number int64
 	Date   time.Time // the business date, midnight UTC as PostgreSQL's date
 	SHA256 string
-	// Held is a batch kept aside: its date's file holds another batch.
+	// Held is a batch kept aside, not filed: its date's file holds
+	// another batch, or a file no batch was filed as.
 	Held bool
 }
 
@@ -43,20 +44,61 @@ SELECT coalesce(max(batch), 0) FROM fetched_batches WHERE channel = $1 AND accou
 	return n, nil
 }
 
-// RecordBatch remembers that batch was fetched and filed under day, or
-// kept aside (held). A batch fetched again (--force) keeps its number and
-// takes its new hash. A second batch filed under one date is refused by
-// the database too (ErrConflict): two replicas cannot both file one.
-func (db *DB) RecordBatch(ctx context.Context, channel, account string, b int64, day reconcile.BusinessDay, sha string, held bool) error {
+// RecordBatch remembers that batch was fetched and filed under day. A
+// batch fetched again (--force) keeps its number and takes its new hash;
+// one held before is filed now. A second batch filed under one date is
+// refused by the database too (ErrConflict): two replicas cannot both
+// file one.
+func (db *DB) RecordBatch(ctx context.Context, channel, account string, b int64, day reconcile.BusinessDay, sha string) error {
 	_, err := db.pool.Exec(ctx, `
-INSERT INTO fetched_batches (channel, account, batch, business_date, file_sha256, held) VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO fetched_batches (channel, account, batch, business_date, file_sha256, held) VALUES ($1, $2, $3, $4, $5, false)
 ON CONFLICT (channel, account, batch) DO UPDATE
-   SET business_date = excluded.business_date, file_sha256 = excluded.file_sha256, held = excluded.held, fetched_at = now()`,
-		channel, account, b, dateOf(day), sha, held)
+   SET business_date = excluded.business_date, file_sha256 = excluded.file_sha256, held = false, fetched_at = now()`,
+		channel, account, b, dateOf(day), sha)
 	if err != nil {
 		return fmt.Errorf("record batch %d of %s %s: %w", b, channel, account, interpretError(err))
 	}
 	return nil
+}
+
+// HoldBatch remembers that batch was fetched and kept aside, not filed,
+// under the date its rows gave it: its date's file holds another batch
+// or a file no batch was filed as, or its rows are dated outside the
+// channel's row window. It is true only for the caller that recorded the
+// batch as held first, which alerts it: a batch held again (--force), or
+// held by another replica at the same moment, is not alerted twice.
+func (db *DB) HoldBatch(ctx context.Context, channel, account string, b int64, day reconcile.BusinessDay, sha string) (bool, error) {
+	date := dateOf(day)
+	wrap := func(err error) error {
+		return fmt.Errorf("hold batch %d of %s %s: %w", b, channel, account, interpretError(err))
+	}
+	tag, err := db.pool.Exec(ctx, `
+INSERT INTO fetched_batches (channel, account, batch, business_date, file_sha256, held) VALUES ($1, $2, $3, $4, $5, true)
+ON CONFLICT (channel, account, batch) DO NOTHING`, channel, account, b, date, sha)
+	if err != nil {
+		return false, wrap(err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	// Filed before (fetched again with --force): held now, and alerted.
+	// Of two callers, the row lock lets one see it not held.
+	tag, err = db.pool.Exec(ctx, `
+UPDATE fetched_batches SET business_date = $4, file_sha256 = $5, held = true, fetched_at = now()
+ WHERE channel = $1 AND account = $2 AND batch = $3 AND NOT held`, channel, account, b, date, sha)
+	if err != nil {
+		return false, wrap(err)
+	}
+	if tag.RowsAffected() == 1 {
+		return true, nil
+	}
+	_, err = db.pool.Exec(ctx, `
+UPDATE fetched_batches SET business_date = $4, file_sha256 = $5, fetched_at = now()
+ WHERE channel = $1 AND account = $2 AND batch = $3`, channel, account, b, date, sha)
+	if err != nil {
+		return false, wrap(err)
+	}
+	return false, nil
 }
 
 // BatchesOn lists the batches of channel's account filed under day.

@@ -21,25 +21,25 @@ func TestFetchMemory(t *testing.T) {
 	if n, err := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); err != nil || n != 0 {
 		t.Fatalf("before any: got %d, %v; want 0", n, err)
 	}
-	for _, b := range []struct {
-		n   int64
-		day int
-	}{{412, 28}, {413, 29}, {414, 29}} {
-		if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", b.n, day(b.day), "sha", b.n == 414); err != nil {
+	for _, n := range []int64{412, 413} {
+		if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", n, day(int(n-412+28)), "sha"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := db.RecordBatch(ctx, "adyen", "OtherECOM", 900, day(28), "sha", false); err != nil {
+	if first, err := db.HoldBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "sha"); err != nil || !first {
+		t.Fatalf("hold 414: got %v, %v; want the first hold", first, err)
+	}
+	if err := db.RecordBatch(ctx, "adyen", "OtherECOM", 900, day(28), "sha"); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := db.LastBatch(ctx, "adyen", "AcmeShopECOM"); n != 414 {
 		t.Errorf("last batch: got %d, want 414 (another account's 900 is its own)", n)
 	}
-	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "corrected", true); err != nil {
-		t.Fatalf("a batch fetched again: %v", err)
+	if first, err := db.HoldBatch(ctx, "adyen", "AcmeShopECOM", 414, day(29), "corrected"); err != nil || first {
+		t.Fatalf("a held batch fetched again: got %v, %v; want it held, not alerted again", first, err)
 	}
 	// A second batch filed (not held) under one date is refused.
-	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 415, day(29), "sha", false); !errors.Is(err, reconcile.ErrConflict) {
+	if err := db.RecordBatch(ctx, "adyen", "AcmeShopECOM", 415, day(29), "sha"); !errors.Is(err, reconcile.ErrConflict) {
 		t.Errorf("a second batch filed under 2026-11-29: got %v, want reconcile.ErrConflict", err)
 	}
 	got, err := db.BatchesOn(ctx, "adyen", "AcmeShopECOM", day(29))
@@ -48,6 +48,10 @@ func TestFetchMemory(t *testing.T) {
 	}
 	if len(got) != 2 || got[0].Number != 413 || got[0].Held || got[1].Number != 414 || got[1].SHA256 != "corrected" || !got[1].Held {
 		t.Errorf("batches of 2026-11-29: got %+v, want 413 and 414 (held, corrected)", got)
+	}
+	// A batch filed, then held when fetched again, is alerted.
+	if first, err := db.HoldBatch(ctx, "adyen", "AcmeShopECOM", 412, day(28), "sha"); err != nil || !first {
+		t.Errorf("a filed batch held: got %v, %v; want the first hold", first, err)
 	}
 
 	for _, kind := range []string{"refused", "bad_file", "no_bill"} {

@@ -2,9 +2,9 @@ package nightly
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -43,6 +43,10 @@ type Fetcher struct {
 	DB      *ledger.DB // remembers the batches; needed for Batches only
 	Log     *slog.Logger
 	Metrics *metrics.Observer
+	// Now is the fetch's clock, time.Now when nil: a batch dated past
+	// today, beyond the days its channel's row window allows after a
+	// date, is held aside.
+	Now func() time.Time
 }
 
 // Fetched is what one fetch of a channel's file of a day did.
@@ -55,7 +59,9 @@ type Fetched struct {
 	Bytes  int64
 	// Batches lists the batches filed by this fetch, with their dates.
 	Batches []FiledBatch
-	Err     error
+	// Held lists the batches this fetch kept aside instead of filing.
+	Held []HeldBatch
+	Err  error
 }
 
 // FiledBatch is a batch put in place, and the date it was filed under.
@@ -63,6 +69,16 @@ type FiledBatch struct {
 	Number int64
 	Day    reconcile.BusinessDay
 	Path   string
+}
+
+// HeldBatch is a batch kept aside, not filed, and why.
+type HeldBatch struct {
+	Number int64
+	Path   string // where it is kept
+	Err    error  // why, in words for the alert
+	// Alert is true when this fetch was the first to hold it: it is
+	// alerted once, by that fetch, however often it is fetched again.
+	Alert bool
 }
 
 // maxBatchesPerFetch bounds how many batches one fetch takes: a month of
@@ -137,7 +153,8 @@ func present(path string) bool {
 
 // batches takes the batches after the last one fetched and files each
 // under its date; with force, the batches filed under day are fetched
-// again. The result is of day: "saved" when a batch was filed under it.
+// again. The result is of day: "saved" when a batch was filed under it;
+// "refused" when a batch was held aside, each named in Held.
 func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day reconcile.BusinessDay, force bool, out *Fetched) {
 	if f.DB == nil {
 		out.Result, out.Err = "failed", fmt.Errorf("fetch %s: the batches fetched are remembered in the database: give --dsn", ch.Name)
@@ -154,6 +171,7 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 			numbers = append(numbers, fb.Number)
 		}
 	}
+	forced := len(numbers)
 	last, err := f.DB.LastBatch(ctx, ch.Name, b.Account)
 	if err != nil {
 		out.Result, out.Err = "failed", err
@@ -168,13 +186,14 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 	}
 	var held error
 	for i, n := range numbers {
-		fb, bytes, err := f.batch(ctx, ch, b, n)
+		var again *reconcile.BusinessDay
+		if i < forced {
+			again = &day
+		}
+		fb, hb, bytes, err := f.batch(ctx, ch, b, n, again)
 		switch {
-		case errors.Is(err, fetch.ErrNotReady) && i >= len(numbers)-maxBatchesPerFetch:
+		case errors.Is(err, fetch.ErrNotReady) && i >= forced:
 			// No batch after the last one closed yet.
-		case errors.Is(err, errBatchConflict):
-			held = errors.Join(held, fmt.Errorf("fetch %s batch %d: %w", ch.Name, n, err))
-			continue // kept aside and remembered: the next batches go on
 		case err != nil:
 			out.Result, out.Err = outcome(err), errors.Join(held, fmt.Errorf("fetch %s batch %d: %w", ch.Name, n, err))
 			return
@@ -182,6 +201,11 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 			out.Bytes += bytes
 			if fb != nil {
 				out.Batches = append(out.Batches, *fb)
+			}
+			if hb != nil {
+				// Kept aside and remembered: the next batches go on.
+				out.Held = append(out.Held, *hb)
+				held = errors.Join(held, hb.Err)
 			}
 			continue
 		}
@@ -201,67 +225,134 @@ func (f *Fetcher) batches(ctx context.Context, ch config.Channel, b Batches, day
 	}
 }
 
-// batch downloads batch n beside the channel's files under a name no
-// run reads (and no other replica or earlier crash shares), finds the
-// date it belongs to, and renames it under that date's name. A batch
-// whose date already holds another batch is kept beside that file as
-// NAME.batch-N, remembered as held, and returned as errBatchConflict.
-func (f *Fetcher) batch(ctx context.Context, ch config.Channel, b Batches, n int64) (*FiledBatch, int64, error) {
+// batch downloads batch n into a hidden temporary file beside the
+// channel's files, finds the date it belongs to, and files it under that
+// date's name, keeping a file it replaces. It is held aside instead,
+// remembered as held and returned as a HeldBatch, when its rows are dated
+// outside the channel's row window (kept apart from every date's file,
+// under a name no path template makes), when its date
+// already holds another batch, or when the date's path holds a file no
+// batch was filed as (kept beside it as NAME.batch-N). again is the date
+// --force fetches again, whose file the batch replaces whoever put it
+// there.
+func (f *Fetcher) batch(ctx context.Context, ch config.Channel, b Batches, n int64, again *reconcile.BusinessDay) (*FiledBatch, *HeldBatch, int64, error) {
 	_, download := ch.Fetch.Timeouts()
 	ctx, cancel := context.WithTimeout(ctx, download)
 	defer cancel()
 	offer, err := b.Source.Batch(ctx, n)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	loc, err := time.LoadLocation(ch.TimeZone)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	dir := filepath.Dir(ch.FilePath(time.Time{}))
-	staging := filepath.Join(dir, fmt.Sprintf(".%s-batch-%d-%s.csv", ch.Name, n, rand.Text()[:10]))
-	defer os.Remove(staging)
-	var date time.Time
-	saved, err := fetch.Save(ctx, offer, staging, 0, func(tmp string) error {
-		date, err = batchDate(ctx, tmp, ch.Format, loc)
+	var dated dating
+	staged, err := fetch.Stage(ctx, offer, dir, ch.Name+"-batch-"+strconv.FormatInt(n, 10), 0, func(tmp string) error {
+		dated, err = batchDate(ctx, tmp, ch, offer.Name, loc)
 		return err
 	})
-	switch {
-	case err != nil:
-		return nil, 0, err
-	case date.IsZero():
-		return nil, 0, fmt.Errorf("batch %d: its business date is unknown", n)
+	if err != nil {
+		return nil, nil, 0, err
 	}
-	day := reconcile.BusinessDay{Date: date, Location: loc}
+	defer staged.Discard()
+	day := reconcile.BusinessDay{Date: dated.date, Location: loc}
+	if err := f.inWindow(ctx, staged.Path(), ch, offer.Name, dated); err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, 0, err
+		}
+		aside := filepath.Join(dir, fmt.Sprintf("%s.batch-%d.outside-row-window.csv", ch.Name, n))
+		return f.hold(ctx, ch, b, n, day, staged, aside, fmt.Errorf(
+			"%w; kept as %s, filed under no date and not reconciled: ask Adyen about the report", err, aside))
+	}
 	filed, err := f.DB.BatchesOn(ctx, ch.Name, b.Account, day)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
-	final := ch.FilePath(date)
+	final := ch.FilePath(day.Date)
+	aside := final + ".batch-" + strconv.FormatInt(n, 10)
 	for _, other := range filed {
 		if other.Number == n || other.Held {
 			continue
 		}
-		aside := final + ".batch-" + strconv.FormatInt(n, 10)
-		if err := os.Rename(staging, aside); err != nil {
-			return nil, 0, fmt.Errorf("keep batch %d as %s: %w", n, aside, err)
-		}
-		if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256, true); err != nil {
-			return nil, 0, err
-		}
-		return nil, 0, fmt.Errorf("batch %d belongs to %s, which already holds batch %d: kept as %s, not reconciled; "+
-			"reconcile it by hand (--file), and ask Adyen for one payout a day on this merchant account: %w",
-			n, day, other.Number, aside, errBatchConflict)
+		return f.hold(ctx, ch, b, n, day, staged, aside, fmt.Errorf(
+			"batch %d belongs to %s, which already holds batch %d: kept as %s, not reconciled; "+
+				"reconcile it by hand (--file), and ask Adyen for one payout a day on this merchant account", n, day, other.Number, aside))
 	}
-	if same, _ := sameFile(final, saved.SHA256); !same {
-		if err := os.Rename(staging, final); err != nil {
-			return nil, 0, fmt.Errorf("file batch %d as %s: %w", n, final, err)
+	if again == nil || again.String() != day.String() {
+		stranger, err := otherFile(final, staged.SHA256)
+		if err != nil {
+			return nil, nil, 0, err
+		}
+		if stranger {
+			return f.hold(ctx, ch, b, n, day, staged, aside, fmt.Errorf(
+				"batch %d belongs to %s, whose file %s is not a batch the job filed (put there by hand, or before the job fetched this channel): "+
+					"kept as %s, not reconciled; compare the two, then `reconcile fetch --force --channel %s --date %s` files the batch "+
+					"and keeps that file beside it", n, day, final, aside, ch.Name, day))
 		}
 	}
-	if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256, false); err != nil {
-		return nil, 0, err
+	saved, err := staged.Place(final)
+	if err != nil {
+		return nil, nil, 0, fmt.Errorf("file batch %d as %s: %w", n, final, err)
 	}
-	return &FiledBatch{Number: n, Day: day, Path: final}, saved.Bytes, nil
+	if err := f.DB.RecordBatch(ctx, ch.Name, b.Account, n, day, saved.SHA256); err != nil {
+		return nil, nil, 0, err
+	}
+	return &FiledBatch{Number: n, Day: day, Path: final}, nil, saved.Bytes, nil
+}
+
+// hold keeps the staged batch n as aside, remembers it as held under the
+// day its rows gave it, and returns it with why.
+func (f *Fetcher) hold(ctx context.Context, ch config.Channel, b Batches, n int64, day reconcile.BusinessDay, staged *fetch.Staged, aside string, why error) (*FiledBatch, *HeldBatch, int64, error) {
+	if _, err := staged.Place(aside); err != nil {
+		return nil, nil, 0, fmt.Errorf("keep batch %d as %s: %w", n, aside, err)
+	}
+	first, err := f.DB.HoldBatch(ctx, ch.Name, b.Account, n, day, staged.SHA256)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	return nil, &HeldBatch{Number: n, Path: aside, Err: fmt.Errorf("fetch %s batch %d: %w: %w", ch.Name, n, errBatchHeld, why), Alert: first}, 0, nil
+}
+
+// otherFile reports whether path holds a file with other bytes than the
+// hex SHA-256 sha: nothing there is no other file.
+func otherFile(path, sha string) (bool, error) {
+	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	same, err := sameFile(path, sha)
+	return !same, err
+}
+
+// inWindow checks the batch at path against the channel's row window,
+// as a run would: the date it belongs to is no further past today than
+// the window allows after a date, and the run of that date reads every
+// row of it (the channel's parser reads it with the run's options).
+func (f *Fetcher) inWindow(ctx context.Context, path string, ch config.Channel, name string, d dating) error {
+	day := reconcile.BusinessDay{Date: d.date, Location: d.date.Location()}
+	today := f.today(day.Location)
+	if after := ch.Window().DaysAfter; day.Date.After(today.Date.AddDate(0, 0, after)) {
+		return fmt.Errorf("%s is dated %s by its latest payment or refund (%s:%d), more than %d days after today, %s, "+
+			"which the channel's row_window allows (days_after)", name, day, name, d.line, after, today)
+	}
+	opts := NewSpec(config.Config{}, ch, day).Parse()
+	opts.Name = name
+	if _, err := channelfeed.ParseFile(ctx, path, ch.Format, opts, nil); err != nil {
+		return fmt.Errorf("%s is dated %s by its latest payment or refund (%s:%d), and the run of that date would refuse it "+
+			"for the channel's row_window: %w", name, day, name, d.line, err)
+	}
+	return nil
+}
+
+// today is the fetch's business date in loc.
+func (f *Fetcher) today(loc *time.Location) reconcile.BusinessDay {
+	now := time.Now
+	if f.Now != nil {
+		now = f.Now
+	}
+	t := now().In(loc)
+	return reconcile.BusinessDay{Date: time.Date(t.Year(), t.Month(), t.Day(), 0, 0, 0, 0, loc), Location: loc}
 }
 
 // sameFile reports whether the file at path has the hex SHA-256 sha.
@@ -273,32 +364,43 @@ func sameFile(path, sha string) (bool, error) {
 	return info.SHA256 == sha, nil
 }
 
+// dating is the business date a batch belongs to and the line of the row
+// that dates it.
+type dating struct {
+	date time.Time // midnight in the channel's zone
+	line int
+}
+
 // batchDate is the business date a batch's report belongs to: the date,
 // in the channel's zone, of its latest payment or refund. A batch's own
 // bookings (its fees, its payout) are made when it closes, which can be
-// after midnight, so they date it only when it has nothing else.
-func batchDate(ctx context.Context, path, format string, loc *time.Location) (time.Time, error) {
-	var latest, latestAny time.Time
-	_, err := channelfeed.ParseFile(ctx, path, format, channelfeed.Options{Location: loc}, func(t reconcile.Transaction) error {
-		if t.OccurredAt.After(latestAny) {
-			latestAny = t.OccurredAt
+// after midnight, so they date it only when it has nothing else. The
+// report is read with the run's options but no row window: the window
+// depends on the date, which this finds.
+func batchDate(ctx context.Context, path string, ch config.Channel, name string, loc *time.Location) (dating, error) {
+	var latest, latestAny reconcile.Transaction
+	opts := NewSpec(config.Config{}, ch, reconcile.BusinessDay{Location: loc}).Parse()
+	opts.Name, opts.Earliest, opts.Latest = name, time.Time{}, time.Time{}
+	_, err := channelfeed.ParseFile(ctx, path, ch.Format, opts, func(t reconcile.Transaction) error {
+		if t.OccurredAt.After(latestAny.OccurredAt) {
+			latestAny = t
 		}
-		if (t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund) && t.OccurredAt.After(latest) {
-			latest = t.OccurredAt
+		if (t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund) && t.OccurredAt.After(latest.OccurredAt) {
+			latest = t
 		}
 		return nil
 	})
 	if err != nil {
-		return time.Time{}, err
+		return dating{}, err
 	}
-	if latest.IsZero() {
+	if latest.OccurredAt.IsZero() {
 		latest = latestAny
 	}
-	if latest.IsZero() {
-		return time.Time{}, errors.New("the report has no dated row: its business date is unknown")
+	if latest.OccurredAt.IsZero() {
+		return dating{}, errors.New("the report has no dated row: its business date is unknown")
 	}
-	l := latest.In(loc)
-	return time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc), nil
+	l := latest.OccurredAt.In(loc)
+	return dating{date: time.Date(l.Year(), l.Month(), l.Day(), 0, 0, 0, 0, loc), line: latest.Line}, nil
 }
 
 // parserLook is the check a download passes before it is put in place:
@@ -314,12 +416,13 @@ func parserLook(ctx context.Context, ch config.Channel, day reconcile.BusinessDa
 	}
 }
 
-// errBatchConflict is a batch whose date holds another batch's file: no
-// tick can settle it, a person must.
-var errBatchConflict = errors.New("two batches for one date")
+// errBatchHeld is a batch kept aside rather than filed: no tick can
+// settle it, a person must.
+var errBatchHeld = errors.New("held aside")
 
 // outcome names the result of a fetch that ended with err: "refused" is
-// what no retry will change, whether the channel refused or the job did.
+// what no retry will change, the channel's refusal (a batch held aside is
+// "refused" too, and listed in Fetched.Held).
 func outcome(err error) string {
 	switch {
 	case errors.Is(err, fetch.ErrNotReady):
@@ -327,7 +430,7 @@ func outcome(err error) string {
 	case errors.Is(err, fetch.ErrNoBill):
 		return "no_bill"
 	}
-	if _, ok := errors.AsType[*fetch.Refusal](err); ok || errors.Is(err, errBatchConflict) {
+	if _, ok := errors.AsType[*fetch.Refusal](err); ok {
 		return "refused"
 	}
 	if errors.Is(err, fetch.ErrBadFile) {

@@ -3,6 +3,8 @@ package nightly_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"io"
 	"os"
@@ -144,7 +146,7 @@ func TestFetchBatches(t *testing.T) {
 	ch := config.Channel{Name: "adyen", Format: "adyen", TimeZone: "Europe/Amsterdam",
 		Path: filepath.Join(dir, "settlement_detail_report_{date}.csv"), Fetch: &config.Fetch{}}
 	src := &canned{files: map[string][]byte{"412": adyenBatch(t, 412, 0), "413": adyenBatch(t, 413, 1)}}
-	f := &nightly.Fetcher{Batches: map[string]nightly.Batches{"adyen": {Account: "AcmeShopECOM", First: 412, Source: src}}, DB: db}
+	f := &nightly.Fetcher{Batches: map[string]nightly.Batches{"adyen": {Account: "AcmeShopECOM", First: 412, Source: src}}, DB: db, Now: fetchNow}
 
 	got := f.Fetch(ctx, ch, day(t, "2026-11-28", loc), false)
 	if got.Result != "saved" || len(got.Batches) != 2 {
@@ -192,7 +194,7 @@ func TestFetchBatches(t *testing.T) {
 
 	// A stale staging file of a crashed fetch changes nothing: 416 is
 	// filed under its own date, not under a date the staging file implies.
-	stale := filepath.Join(dir, ".adyen-batch-416-0000000000.csv")
+	stale := filepath.Join(dir, ".adyen-batch-416.tmp-1234567")
 	src.files["416"] = adyenBatch(t, 416, 3)
 	if err := os.WriteFile(stale, src.files["416"], 0o640); err != nil {
 		t.Fatal(err)
@@ -200,5 +202,149 @@ func TestFetchBatches(t *testing.T) {
 	next := f.Fetch(ctx, ch, day(t, "2026-12-01", loc), false)
 	if next.Result != "saved" || len(next.Batches) != 1 || next.Batches[0].Day.String() != "2026-12-01" {
 		t.Errorf("after a crash's leftover: got %+v, want batch 416 filed under 2026-12-01", next)
+	}
+}
+
+// adyenSetup is an Adyen channel filing into a directory of its own, the
+// batches of src, and a fresh database remembering them.
+func adyenSetup(t *testing.T, src *canned) (config.Channel, *nightly.Fetcher, string, *time.Location) {
+	t.Helper()
+	db, _ := ledgertest.DB(t)
+	loc, _ := time.LoadLocation("Europe/Amsterdam")
+	dir := t.TempDir()
+	ch := config.Channel{Name: "adyen", Format: "adyen", TimeZone: "Europe/Amsterdam",
+		Path: filepath.Join(dir, "settlement_detail_report_{date}.csv"), Fetch: &config.Fetch{}}
+	f := &nightly.Fetcher{Batches: map[string]nightly.Batches{"adyen": {Account: "AcmeShopECOM", First: 412, Source: src}}, DB: db, Now: fetchNow}
+	return ch, f, dir, loc
+}
+
+// fetchNow is the fetches' clock: the tick after the batches of the
+// tests have closed.
+func fetchNow() time.Time { return time.Date(2026, 12, 2, 3, 0, 0, 0, time.UTC) }
+
+// TestFetchBatchForceKeepsReplaced: --force on a date whose batch Adyen
+// changed replaces the date's file and keeps the old one beside it as
+// NAME.superseded-<sha12>, as every replaced file is kept.
+func TestFetchBatchForceKeepsReplaced(t *testing.T) {
+	ctx := context.Background()
+	src := &canned{files: map[string][]byte{"412": adyenBatch(t, 412, 0)}}
+	ch, f, dir, loc := adyenSetup(t, src)
+	d28 := day(t, "2026-11-28", loc)
+	if got := f.Fetch(ctx, ch, d28, false); got.Result != "saved" {
+		t.Fatalf("first fetch: got %+v, want saved", got)
+	}
+	path := filepath.Join(dir, "settlement_detail_report_2026-11-28.csv")
+	first := src.files["412"]
+	changed := bytes.Replace(first, []byte("Transaction Fees November  28 2026"), []byte("Transaction Fees November 28 2026"), 1)
+	if bytes.Equal(changed, first) {
+		t.Fatal("the change changed nothing")
+	}
+	src.files["412"] = changed
+	if got := f.Fetch(ctx, ch, d28, true); got.Result != "saved" || got.Err != nil {
+		t.Fatalf("--force, batch changed: got %+v, want saved", got)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, changed) {
+		t.Error("the changed batch is not the date's file")
+	}
+	sum := sha256.Sum256(first)
+	kept := path + ".superseded-" + hex.EncodeToString(sum[:])[:12]
+	if b, err := os.ReadFile(kept); err != nil || !bytes.Equal(b, first) {
+		t.Errorf("%s: %v; want the replaced batch kept there", kept, err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 2 {
+		t.Errorf("inbox holds %v, want the date's file and the one it replaced", ents)
+	}
+}
+
+// TestFetchBatchOverUnknownFile: a file at a date's path that no fetched
+// batch was filed as (put there by hand, or before the fetch block) is
+// not overwritten by a batch of that date: the batch is held aside beside
+// it and the fetch is refused naming both; --force then replaces the file,
+// keeping it beside the batch as NAME.superseded-<sha12>.
+func TestFetchBatchOverUnknownFile(t *testing.T) {
+	ctx := context.Background()
+	src := &canned{files: map[string][]byte{"412": adyenBatch(t, 412, 0)}}
+	ch, f, dir, loc := adyenSetup(t, src)
+	path := filepath.Join(dir, "settlement_detail_report_2026-11-28.csv")
+	byHand := []byte("Company Account,Merchant Account\nput here by hand\n")
+	if err := os.WriteFile(path, byHand, 0o640); err != nil {
+		t.Fatal(err)
+	}
+	d28 := day(t, "2026-11-28", loc)
+	got := f.Fetch(ctx, ch, d28, false)
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, byHand) {
+		t.Fatalf("the file put there by hand was overwritten (fetch: %+v)", got)
+	}
+	aside := path + ".batch-412"
+	if b, _ := os.ReadFile(aside); !bytes.Equal(b, src.files["412"]) {
+		t.Errorf("batch 412 is not kept aside as %s", aside)
+	}
+	if got.Result != "refused" || got.Err == nil || !strings.Contains(got.Err.Error(), path) || len(got.Batches) != 0 {
+		t.Errorf("fetch: got %+v, want refused naming %s, nothing filed", got, path)
+	}
+	if last, _ := f.DB.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 412 {
+		t.Errorf("last batch remembered: %d, want 412 (held)", last)
+	}
+
+	forced := f.Fetch(ctx, ch, d28, true)
+	if forced.Result != "saved" {
+		t.Fatalf("--force: got %+v, want the batch filed", forced)
+	}
+	if b, _ := os.ReadFile(path); !bytes.Equal(b, src.files["412"]) {
+		t.Error("--force: batch 412 is not the date's file")
+	}
+	sum := sha256.Sum256(byHand)
+	if b, _ := os.ReadFile(path + ".superseded-" + hex.EncodeToString(sum[:])[:12]); !bytes.Equal(b, byHand) {
+		t.Error("--force: the file put there by hand is not kept")
+	}
+}
+
+// TestFetchBatchOutsideRowWindow: a batch whose latest refund is dated
+// 2099 is not filed under 2099-11-10: its date is outside the channel's
+// row window from today, so it is held aside apart from every date's file,
+// remembered as held (the next batches go on) and the fetch refused naming
+// its line; no date's file appears for it.
+func TestFetchBatchOutsideRowWindow(t *testing.T) {
+	ctx := context.Background()
+	bad := bytes.Replace(adyenBatch(t, 412, 0), []byte("2026-11-28 10:06:30"), []byte("2099-11-10 10:06:30"), 1)
+	src := &canned{files: map[string][]byte{"412": bad, "413": adyenBatch(t, 413, 1)}}
+	ch, f, dir, loc := adyenSetup(t, src)
+	got := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false)
+	if got.Result != "refused" || got.Err == nil || !strings.Contains(got.Err.Error(), "2099-11-10") || !strings.Contains(got.Err.Error(), "row_window") {
+		t.Errorf("fetch: got %+v, want refused naming the 2099 row and the row window", got)
+	}
+	if len(got.Batches) != 1 || got.Batches[0].Number != 413 || got.Batches[0].Day.String() != "2026-11-29" {
+		t.Errorf("filed: %+v, want batch 413 alone, under 2026-11-29", got.Batches)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "*2099*"))
+	if len(matches) != 0 {
+		t.Errorf("files of 2099: %v, want none", matches)
+	}
+	held := filepath.Join(dir, "adyen.batch-412.outside-row-window.csv")
+	if b, _ := os.ReadFile(held); !bytes.Equal(b, bad) {
+		t.Errorf("batch 412 is not held aside as %s", held)
+	}
+	if filed, _ := f.DB.BatchesOn(ctx, "adyen", "AcmeShopECOM", day(t, "2099-11-10", loc)); len(filed) != 1 || !filed[0].Held {
+		t.Errorf("remembered under 2099-11-10: %+v, want batch 412 held, not filed", filed)
+	}
+	if last, _ := f.DB.LastBatch(ctx, "adyen", "AcmeShopECOM"); last != 413 {
+		t.Errorf("last batch remembered: %d, want 413", last)
+	}
+	if len(got.Held) != 1 || got.Held[0].Number != 412 || got.Held[0].Path != held || !got.Held[0].Alert {
+		t.Errorf("held: %+v, want batch 412 kept as %s, to alert", got.Held, held)
+	}
+	if again := f.Fetch(ctx, ch, day(t, "2026-11-29", loc), false); again.Result != "unchanged" || again.Err != nil {
+		t.Errorf("next fetch: got %+v, want nothing new and no second refusal", again)
+	}
+
+	// A batch of today with a row of 1999 would stop the run of its date:
+	// held aside too, naming the row.
+	src.files["414"] = bytes.Replace(adyenBatch(t, 414, 2), []byte("2026-11-29 09:14:22"), []byte("1999-11-29 09:14:22"), 1)
+	old := f.Fetch(ctx, ch, day(t, "2026-11-30", loc), false)
+	if old.Result != "refused" || len(old.Held) != 1 || old.Held[0].Number != 414 || !strings.Contains(old.Err.Error(), "batch 414:2: row time 1999-11-29") {
+		t.Errorf("a row of 1999: got %+v, want batch 414 held, naming its line 2", old)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "settlement_detail_report_2026-11-30.csv")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a row of 1999: the date's file: %v, want none", err)
 	}
 }

@@ -28,7 +28,7 @@ import (
 // download. db remembers Adyen's batches; it may be nil when no channel
 // fetches batches.
 func (a *App) fetcher(channels []config.Channel, db *ledger.DB) (*nightly.Fetcher, error) {
-	f := &nightly.Fetcher{Sources: map[string]fetch.Source{}, Batches: map[string]nightly.Batches{}, DB: db}
+	f := &nightly.Fetcher{Sources: map[string]fetch.Source{}, Batches: map[string]nightly.Batches{}, DB: db, Now: a.Now}
 	for _, ch := range channels {
 		if ch.Fetch == nil {
 			continue

@@ -20,6 +20,7 @@ import (
 	"reconcile/fixtures"
 	"reconcile/ledger/ledgertest"
 	"reconcile/nightly"
+	"reconcile/reports"
 )
 
 // canned is a channel that answers from a map: a file per date, or an
@@ -346,5 +347,47 @@ func TestFetchBatchOutsideRowWindow(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "settlement_detail_report_2026-11-30.csv")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a row of 1999: the date's file: %v, want none", err)
+	}
+}
+
+// TestScheduleAlertsEachHeldBatch: each batch held aside is alerted once,
+// on its own: two held by one tick are two alerts, one held by a later
+// tick of the same day is alerted too, and a tick that holds nothing new
+// alerts nothing.
+func TestScheduleAlertsEachHeldBatch(t *testing.T) {
+	ctx := context.Background()
+	future := bytes.Replace(adyenBatch(t, 413, 0), []byte("2026-11-28 10:06:30"), []byte("2099-11-10 10:06:30"), 1)
+	src := &canned{files: map[string][]byte{"412": adyenBatch(t, 412, 0), "413": future, "414": adyenBatch(t, 414, 0)}}
+	ch, f, _, _ := adyenSetup(t, src)
+	ch.Fetch = &config.Fetch{Adyen: &config.AdyenFetch{MerchantAccount: "AcmeShopECOM", FirstBatch: 412}}
+	cfg := config.Default()
+	cfg.OutDir = t.TempDir()
+	cfg.Schedule.LookbackDays = 1
+	cfg.Channels = []config.Channel{ch}
+	now := fetchNow()
+	f.Now = func() time.Time { return now }
+	var out bytes.Buffer
+	s := &nightly.Scheduler{Config: cfg, Now: f.Now, Fetcher: f,
+		Job: &nightly.Job{DB: f.DB, Notifier: reports.NewPrintNotifier(&out), Config: cfg, Now: f.Now}}
+	alerts := func() (n int, text string) {
+		text = out.String()
+		out.Reset()
+		return strings.Count(text, " of adyen held aside"), text
+	}
+
+	s.Tick(ctx)
+	if n, text := alerts(); n != 2 || !strings.Contains(text, "Batch 413 of adyen held aside") || !strings.Contains(text, "Batch 414 of adyen held aside") {
+		t.Errorf("first tick: %d alerts, want 2, one for batch 413 (dated 2099) and one for 414 (a second batch of 2026-11-28):\n%s", n, text)
+	}
+	src.files["415"] = adyenBatch(t, 415, 0)
+	now = now.Add(time.Hour)
+	s.Tick(ctx)
+	if n, text := alerts(); n != 1 || !strings.Contains(text, "Batch 415 of adyen held aside") {
+		t.Errorf("second tick, the same day: %d alerts, want 1 for batch 415:\n%s", n, text)
+	}
+	now = now.Add(time.Hour)
+	s.Tick(ctx)
+	if n, text := alerts(); n != 0 {
+		t.Errorf("third tick, nothing new: %d alerts, want none:\n%s", n, text)
 	}
 }

@@ -145,7 +145,7 @@ func (s *Scheduler) Tick(ctx context.Context) {
 // too, so a corrected bill replaces the old one without a download of an
 // unchanged one. A channel of batches is asked once a tick, for all its
 // new batches. A refusal, or a file refused for its content, is alerted
-// once; the channel's refusal ends its fetches of the tick, since the
+// once, and so is each batch held aside; the channel's refusal ends its fetches of the tick, since the
 // credentials are the channel's, not the date's. It returns
 // the channel and dates the channel said it has no bill for, which are not
 // overdue.
@@ -185,11 +185,17 @@ func (s *Scheduler) fetchDue(ctx context.Context) map[string]bool {
 				continue
 			}
 			got := s.Fetcher.Fetch(ctx, ch, day, there)
-			switch got.Result {
-			case "no_bill":
+			for _, h := range got.Held {
+				if h.Alert {
+					s.heldAlert(ctx, got, h)
+				}
+			}
+			_, refused := errors.AsType[*fetch.Refusal](got.Err)
+			switch {
+			case got.Result == "no_bill":
 				noBill[ch.Name+" "+day.String()] = true
 				s.fetchAlert(ctx, got)
-			case "refused", "bad_file":
+			case got.Result == "bad_file", got.Result == "refused" && (refused || len(got.Held) == 0):
 				s.fetchAlert(ctx, got)
 			}
 			if _, ok := errors.AsType[*fetch.Refusal](got.Err); ok {
@@ -220,6 +226,19 @@ func (s *Scheduler) fetchAlert(ctx context.Context, got Fetched) {
 	}
 	if err := s.Job.Notifier.Notify(alertFor(ctx, got.Channel), msg, "", nil); err != nil {
 		log.Warn("fetch alert not sent", "error", err)
+	}
+}
+
+// heldAlert alerts a batch held aside. The batch's row in
+// fetched_batches is the claim (h.Alert: this fetch recorded it first),
+// so each held batch is alerted once, however many batches a day holds
+// and however many replicas fetch it.
+func (s *Scheduler) heldAlert(ctx context.Context, got Fetched, h HeldBatch) {
+	log := s.log().With("channel", got.Channel, "business_date", got.Day.String(), "batch", h.Number)
+	log.Warn("batch held aside", "file", h.Path, "error", h.Err)
+	msg := reports.HeldBatchMessage(got.Channel, h.Number, h.Path, h.Err)
+	if err := s.Job.Notifier.Notify(alertFor(ctx, got.Channel), msg, "", nil); err != nil {
+		log.Warn("held batch alert not sent", "error", err)
 	}
 }
 

@@ -223,7 +223,7 @@ func OverdueMessage(channel string, day reconcile.BusinessDay, file string, dead
 
 // FetchRefusedMessage is the alert of a fetch that asking again will not
 // mend: the channel refused it (bad credentials, a key without
-// permission) or the job did (two Adyen batches for one date). It is sent
+// permission) or the job refused what it handed out. It is sent
 // once; the reason is the error's words with secrets taken out.
 func FetchRefusedMessage(channel string, day reconcile.BusinessDay, err error) Message {
 	reason := "no reason was given"
@@ -239,6 +239,33 @@ func FetchRefusedMessage(channel string, day reconcile.BusinessDay, err error) M
 		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
 			field("Channel", alertValue(channel)),
 			field("Business date", dayText(day)),
+		}, nil),
+		slack.NewContextBlock("", mrkdwn(fix)),
+	}
+	return Message{Text: escapeSlack(head) + "; the message says why", Blocks: blocks}
+}
+
+// HeldBatchMessage is the alert of a settlement batch the fetch kept
+// aside instead of filing it under a date (an Adyen batch whose date
+// already holds another file, or whose rows are dated outside the
+// channel's row window): nothing of it is reconciled until a person
+// decides. It is sent once per batch; the reason is the error's words
+// with secrets taken out.
+func HeldBatchMessage(channel string, batch int64, kept string, err error) Message {
+	reason := "no reason was given"
+	if err != nil {
+		reason = strings.TrimSpace(ErrorText(err))
+	}
+	head := fmt.Sprintf("Batch %d of %s held aside", batch, clip(channel, valueRunes))
+	fix := fmt.Sprintf("Once the batch's file and date are right, reconcile it by hand: `reconcile run --channel %s --date YYYY-MM-DD --file FILE`.",
+		alertValue(channel))
+	blocks := []slack.Block{
+		slack.NewHeaderBlock(plain(head)),
+		slack.NewSectionBlock(literal("Nothing of it was filed under a date or reconciled: "+escapeSlack(clip(reason, errorRunes))), nil, nil),
+		slack.NewSectionBlock(nil, []*slack.TextBlockObject{
+			field("Channel", alertValue(channel)),
+			field("Batch", fmt.Sprint(batch)),
+			field("Kept as", alertValue(baseName(kept))),
 		}, nil),
 		slack.NewContextBlock("", mrkdwn(fix)),
 	}

@@ -719,6 +719,14 @@ func TestFetchMessages(t *testing.T) {
 			t.Errorf("refused: got %q in\n%s", leak, all)
 		}
 	}
+	held := errors.New(`fetch adyen batch 414: held aside: batch 414 belongs to 2026-11-28, which already holds batch 413: kept as /var/lib/reconcile/inbox/adyen_2026-11-28.csv.batch-414 *not* reconciled`)
+	all = messageTexts(t, reports.HeldBatchMessage("adyen", 414, "/var/lib/reconcile/inbox/adyen_2026-11-28.csv.batch-414", held))
+	for _, want := range []string{"Batch 414 of adyen held aside", "Nothing of it was filed under a date or reconciled",
+		"already holds batch 413", "Kept as\nadyen_2026-11-28.csv.batch-414", "reconcile run --channel adyen"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("held: got no %q in\n%s", want, all)
+		}
+	}
 	all = messageTexts(t, reports.NoBillMessage("wechatpay", day))
 	for _, want := range []string{"No bill from wechatpay for 2026-11-28", "not in the channel's books", "Business date\n2026-11-28"} {
 		if !strings.Contains(all, want) {

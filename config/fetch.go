@@ -89,7 +89,19 @@ type SFTPFetch struct {
 	Passphrase *Secret `json:"passphrase,omitempty"`
 	KnownHosts string  `json:"known_hosts"` // path of a known_hosts file holding the host's key
 	RemotePath string  `json:"remote_path"` // with {date} or {yyyymmdd}
+	// DoneMarker, when the bank writes one, is the path of the file it
+	// puts beside the day's file once that is complete (with {date} or
+	// {yyyymmdd}); the file is not fetched before it is there.
+	DoneMarker string `json:"done_marker,omitempty"`
+	// Settle is how far apart the two looks at the file are, without a
+	// done marker: it is complete when its size and modification time are
+	// the same at both (default 30s).
+	Settle Duration `json:"settle,omitempty"`
 }
+
+// MaxSettle bounds sftp.settle: a bank's upload does not pause for
+// minutes, and the looks run inside the download's timeout.
+const MaxSettle = 5 * time.Minute
 
 // API names the fetch block that is set, "" when none is.
 func (f *Fetch) API() string {
@@ -199,6 +211,9 @@ func (ch Channel) fetchProblems(at, where string) []error {
 		c.adyen(f.Adyen, ch.Path)
 	case "sftp":
 		c.sftp(f.SFTP)
+		if _, download := f.Timeouts(); time.Duration(f.SFTP.Settle) >= download {
+			c.problem("settle", "%s: want less than download_timeout %s, which the looks at the file run inside", time.Duration(f.SFTP.Settle), download)
+		}
 	}
 	if f.RetryAttempts < 0 || f.RetryAttempts > maxRetryAttempts {
 		c.add(fieldErrorf(at+".retry_attempts", "%s: fetch.retry_attempts %d: want 1 to %d (0 for the default, 5)", where, f.RetryAttempts, maxRetryAttempts))
@@ -325,6 +340,18 @@ func (c *fetchCheck) sftp(s *SFTPFetch) {
 		c.add(fieldErrorf(c.at+".remote_path", "%s: fetch sftp.remote_%s", c.where, msg))
 	} else if strings.ContainsAny(s.RemotePath, "\x00\r\n") {
 		c.problem("remote_path", "%s: not a plain path", reconcile.Quote(s.RemotePath))
+	}
+	if s.DoneMarker != "" {
+		if msg := TemplateTrouble(s.DoneMarker); msg != "" {
+			c.add(fieldErrorf(c.at+".done_marker", "%s: fetch sftp.done_marker: %s (a marker of no date would say every day's file is complete)", c.where, msg))
+		} else if strings.ContainsAny(s.DoneMarker, "\x00\r\n") {
+			c.problem("done_marker", "%s: not a plain path", reconcile.Quote(s.DoneMarker))
+		} else if s.DoneMarker == s.RemotePath {
+			c.problem("done_marker", "is remote_path: the marker is a file of its own the bank writes once the day's file is complete")
+		}
+	}
+	if d := time.Duration(s.Settle); d != 0 && (d < time.Second || d > MaxSettle) {
+		c.problem("settle", "%s: want 1s to %s (SFTP gives modification times to the second), or leave it out for 30s", d, MaxSettle)
 	}
 }
 

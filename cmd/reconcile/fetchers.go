@@ -212,11 +212,16 @@ func (b sourceBuilder) sftp(sf *config.SFTPFetch, f *config.Fetch) (fetch.Source
 	}
 	call, _ := f.Timeouts()
 	s, err := sftp.New(sftp.Config{Addr: sf.Addr, User: sf.User, Signer: signer, KnownHosts: sf.KnownHosts,
-		RemotePath: sf.RemotePath, Timeout: call, Retry: b.client.Retry})
+		RemotePath: sf.RemotePath, DoneMarker: sf.DoneMarker, Settle: time.Duration(sf.Settle), Sleep: b.sleep,
+		Timeout: call, Retry: b.client.Retry})
 	if err != nil {
 		return nil, "", err
 	}
-	return s, fmt.Sprintf("%s@%s, private key %s parses, host key in %s", sf.User, sf.Addr, sf.PrivateKey, sf.KnownHosts), nil
+	complete := fmt.Sprintf("complete when the same at two looks %s apart", cmp.Or(time.Duration(sf.Settle), sftp.DefaultSettle))
+	if sf.DoneMarker != "" {
+		complete = "complete when " + sf.DoneMarker + " is there"
+	}
+	return s, fmt.Sprintf("%s@%s, private key %s parses, host key in %s, %s", sf.User, sf.Addr, sf.PrivateKey, sf.KnownHosts, complete), nil
 }
 
 // fetchClient is the HTTP client and retry policy of a fetch block.

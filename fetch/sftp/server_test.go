@@ -249,6 +249,15 @@ func (s *server) put(t *testing.T, name string, data []byte) {
 	}
 }
 
+// touch sets the modification time of a file under the server's
+// directory.
+func (s *server) touch(t *testing.T, name string, mtime time.Time) {
+	t.Helper()
+	if err := os.Chtimes(filepath.Join(s.dir, filepath.FromSlash(name)), mtime, mtime); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // knownHosts writes a known_hosts file of lines and returns its path.
 func knownHostsFile(t *testing.T, lines ...string) string {
 	t.Helper()

@@ -36,7 +36,8 @@ func day(t *testing.T) reconcile.BusinessDay {
 }
 
 // source is a Source for srv that knows its host key and logs in with the
-// user key; edit changes the config before New.
+// user key, and does not wait between its two looks at a file; edit
+// changes the config before New.
 func source(t *testing.T, srv *server, waits *retrytest.Waits, edit func(*sftp.Config)) *sftp.Source {
 	t.Helper()
 	cfg := sftp.Config{
@@ -47,6 +48,7 @@ func source(t *testing.T, srv *server, waits *retrytest.Waits, edit func(*sftp.C
 		RemotePath: template,
 		Timeout:    5 * time.Second,
 		Retry:      retry.Policy{Attempts: 3, Sleep: waits.Sleep},
+		Sleep:      func(ctx context.Context, d time.Duration) error { return ctx.Err() },
 	}
 	if edit != nil {
 		edit(&cfg)
@@ -99,7 +101,7 @@ func TestOfferSave(t *testing.T) {
 }
 
 // TestOfferSizeChanged shows a file the bank rewrote between the offer and
-// the download is refused by Save: the size is SFTP's only check.
+// the download is not ready: it is still being written.
 func TestOfferSizeChanged(t *testing.T) {
 	srv := newServer(t)
 	srv.put(t, dayPath, []byte("id,amount\n1,100\n"))
@@ -111,8 +113,8 @@ func TestOfferSizeChanged(t *testing.T) {
 	}
 	srv.put(t, dayPath, []byte("id,amount\n1,100\n2,250\n"))
 	dest := filepath.Join(t.TempDir(), "settle.csv")
-	if _, err := fetch.Save(t.Context(), offer, dest, 0, nil); err == nil || !strings.Contains(err.Error(), "stated") {
-		t.Errorf("Save of a file that grew: got %v, want the size refused", err)
+	if _, err := fetch.Save(t.Context(), offer, dest, 0, nil); !errors.Is(err, fetch.ErrNotReady) || !strings.Contains(err.Error(), "changed since it was looked at") {
+		t.Errorf("Save of a file that grew: got %v, want not ready, changed since it was looked at", err)
 	}
 	if _, err := os.Stat(dest); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("destination after a refused download: got %v, want no file", err)
@@ -383,6 +385,10 @@ func TestNew(t *testing.T) {
 		{"newline in path", func(c *sftp.Config) { c.RemotePath = "/out/{date}\n.csv" }, "control character"},
 		{"unknown placeholder", func(c *sftp.Config) { c.RemotePath = "/out/{yyyy}/{date}.csv" }, "not {date} or {yyyymmdd}"},
 		{"negative timeout", func(c *sftp.Config) { c.Timeout = -time.Second }, "negative"},
+		{"negative settle", func(c *sftp.Config) { c.Settle = -time.Second }, "Settle -1s is negative"},
+		{"done marker", func(c *sftp.Config) { c.DoneMarker = "/out/STL{yyyymmdd}.done" }, ""},
+		{"undated done marker", func(c *sftp.Config) { c.DoneMarker = "/out/READY" }, "DoneMarker \"/out/READY\": has neither {date} nor {yyyymmdd}"},
+		{"done marker is the file", func(c *sftp.Config) { c.DoneMarker = template }, "DoneMarker is RemotePath"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -399,6 +405,29 @@ func TestNew(t *testing.T) {
 	}
 }
 
+// TestSettleLongerThanTimeout: the wait between the two looks, with the
+// real timer, may be longer than the connection's setup timeout: the
+// connection is not cut under it.
+func TestSettleLongerThanTimeout(t *testing.T) {
+	srv := newServer(t)
+	srv.put(t, dayPath, []byte("id,amount\n1,100\n"))
+	srv.start(t)
+	src := source(t, srv, &retrytest.Waits{}, func(c *sftp.Config) {
+		c.Timeout, c.Settle, c.Sleep = 300*time.Millisecond, 600*time.Millisecond, nil
+	})
+	start := time.Now()
+	if _, err := src.Offer(t.Context(), day(t)); err != nil {
+		t.Fatalf("Offer: %v", err)
+	}
+	if took := time.Since(start); took < 600*time.Millisecond {
+		t.Errorf("Offer took %s, want the looks 600ms apart", took)
+	}
+	if got := srv.conns.Load(); got != 1 {
+		t.Errorf("connections: got %d, want 1 (both looks on one)", got)
+	}
+	srv.closed(t)
+}
+
 func TestRemotePath(t *testing.T) {
 	tests := []struct{ tmpl, want string }{
 		{"outgoing/{date}/settle_{yyyymmdd}.csv", "outgoing/2026-11-28/settle_20261128.csv"},
@@ -408,5 +437,85 @@ func TestRemotePath(t *testing.T) {
 		if got := sftp.RemotePath(tt.tmpl, day(t)); got != tt.want {
 			t.Errorf("RemotePath(%q): got %q, want %q", tt.tmpl, got, tt.want)
 		}
+	}
+}
+
+// TestUploadInProgress: a file is complete when it is the same at two
+// looks Settle apart (size and modification time), or, when the bank
+// writes one, when its done marker is there; a file still being written,
+// or changed after the looks, is not ready, and nothing is saved.
+func TestUploadInProgress(t *testing.T) {
+	half := []byte("id,amount\n1,100\n")
+	whole := []byte("id,amount\n1,100\n2,250\n3,990\n")
+	const settle = 20 * time.Second
+	tests := []struct {
+		name   string
+		marker string // Config.DoneMarker
+		setup  func(t *testing.T, srv *server)
+		during func(t *testing.T, srv *server) // the bank, while the job waits between the looks
+		after  func(t *testing.T, srv *server) // the bank, after the looks and before the download
+		ready  bool
+		waits  int // waits of Settle between the looks
+	}{
+		{name: "the same at both looks", setup: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, ready: true, waits: 1},
+		{name: "grows between the looks (an upload pausing between rows)",
+			setup:  func(t *testing.T, srv *server) { srv.put(t, dayPath, half) },
+			during: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, waits: 1},
+		{name: "rewritten to the same size between the looks",
+			setup: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) },
+			during: func(t *testing.T, srv *server) {
+				srv.put(t, dayPath, bytes.ToUpper(whole))
+				srv.touch(t, dayPath, time.Now().Add(time.Minute))
+			}, waits: 1},
+		{name: "grows after the looks, before the download",
+			setup: func(t *testing.T, srv *server) { srv.put(t, dayPath, half) },
+			after: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, waits: 1},
+		{name: "done marker there: no wait", marker: "outgoing/{date}/settle_{yyyymmdd}.done",
+			setup: func(t *testing.T, srv *server) {
+				srv.put(t, dayPath, whole)
+				srv.put(t, "outgoing/2026-11-28/settle_20261128.done", nil)
+			}, ready: true},
+		{name: "done marker not there yet", marker: "outgoing/{date}/settle_{yyyymmdd}.done",
+			setup: func(t *testing.T, srv *server) {
+				srv.put(t, dayPath, half)
+				srv.put(t, "outgoing/2026-11-27/settle_20261127.done", nil)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newServer(t)
+			tt.setup(t, srv)
+			srv.start(t)
+			var waited []time.Duration
+			src := source(t, srv, &retrytest.Waits{}, func(c *sftp.Config) {
+				c.Settle, c.DoneMarker = settle, tt.marker
+				c.Sleep = func(ctx context.Context, d time.Duration) error {
+					waited = append(waited, d)
+					if tt.during != nil {
+						tt.during(t, srv)
+					}
+					return nil
+				}
+			})
+			dest := filepath.Join(t.TempDir(), "settle.csv")
+			offer, err := src.Offer(t.Context(), day(t))
+			if err == nil {
+				if tt.after != nil {
+					tt.after(t, srv)
+				}
+				_, err = fetch.Save(t.Context(), offer, dest, 0, nil)
+			}
+			got, _ := os.ReadFile(dest)
+			switch {
+			case tt.ready && (err != nil || !bytes.Equal(got, whole)):
+				t.Errorf("got %v and %q saved, want the whole file", err, got)
+			case !tt.ready && (!errors.Is(err, fetch.ErrNotReady) || got != nil):
+				t.Errorf("got %v and %q saved, want not ready and nothing saved", err, got)
+			}
+			if len(waited) != tt.waits || tt.waits > 0 && waited[0] != settle {
+				t.Errorf("waits between the looks: %v, want %d of %s", waited, tt.waits, settle)
+			}
+			srv.closed(t)
+		})
 	}
 }

@@ -51,7 +51,7 @@ func Create(dir, base string) (*Temp, error) {
 	if dir == "" {
 		dir = "."
 	}
-	removeStale(dir, time.Now())
+	RemoveStale(dir)
 	f, err := os.CreateTemp(dir, "."+base+tempMark+"*")
 	if err != nil {
 		return nil, err
@@ -246,10 +246,14 @@ func kind(m fs.FileMode) string {
 	return "special file"
 }
 
-// removeStale removes the temporaries of this writer in dir (hidden,
+// RemoveStale removes the temporaries of this writer in dir (hidden,
 // ".NAME.tmp-<digits>", regular files) untouched for StaleAfter: the
 // leftovers of writes a crash cut short. Anything else is left alone.
-func removeStale(dir string, now time.Time) {
+// Every write does it in its directory first; a directory no write goes
+// to again (a date's, once its file is there) is swept by whoever looks
+// at it.
+func RemoveStale(dir string) {
+	now := time.Now()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/atomicfile"
 	"reconcile/channelfeed"
 	"reconcile/config"
 	"reconcile/fetch"
@@ -103,6 +104,9 @@ func (f *Fetcher) Has(channel string) bool {
 // the last one fetched and files each under the date it belongs to.
 func (f *Fetcher) Fetch(ctx context.Context, ch config.Channel, day reconcile.BusinessDay, force bool) Fetched {
 	out := Fetched{Channel: ch.Name, Day: day, Path: ch.FilePath(day.Date)}
+	// A file already there is no write, and a date's directory may see
+	// none again: its crash leftovers are swept all the same.
+	atomicfile.RemoveStale(filepath.Dir(out.Path))
 	if b, ok := f.Batches[ch.Name]; ok {
 		f.batches(ctx, ch, b, day, force, &out)
 	} else if src, ok := f.Sources[ch.Name]; ok {

@@ -120,6 +120,21 @@ func TestFetchOne(t *testing.T) {
 	if len(ents) != 2 {
 		t.Errorf("inbox holds %d files, want the bill and the one it replaced: %v", len(ents), ents)
 	}
+
+	// A download killed a day ago left its temporary: the next fetch of a
+	// file already there, which writes nothing, removes it.
+	stale := filepath.Join(dir, ".shop_20261128.csv.tmp-42")
+	if err := os.WriteFile(stale, []byte("half"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-25 * time.Hour)
+	os.Chtimes(stale, old, old)
+	if got := f.Fetch(ctx, ch, d28, false); got.Result != "unchanged" {
+		t.Errorf("file there: got %+v, want unchanged", got)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a crash's stale temporary: %v, want it removed", err)
+	}
 }
 
 // adyenBatch is the demo's batch 412 moved by days and renumbered.
@@ -389,5 +404,49 @@ func TestScheduleAlertsEachHeldBatch(t *testing.T) {
 	s.Tick(ctx)
 	if n, text := alerts(); n != 0 {
 		t.Errorf("third tick, nothing new: %d alerts, want none:\n%s", n, text)
+	}
+}
+
+// TestScheduleRemovesStaleTemporaries: with {date} in the directory of a
+// channel's path, a download killed in a date's directory leaves its
+// temporary where no later write goes once the file is there; a tick
+// removes it from every date of the window it looks at, once stale.
+func TestScheduleRemovesStaleTemporaries(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+	dir := t.TempDir()
+	ch := config.Channel{Name: "shop", Format: "csv", TimeZone: "Asia/Shanghai",
+		Path: filepath.Join(dir, "{date}", "shop.csv"), Fetch: &config.Fetch{Stripe: &config.StripeFetch{}}}
+	day27 := filepath.Join(dir, "2026-11-27")
+	if err := os.MkdirAll(day27, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	bill := strings.ReplaceAll(canonicalBill, "2026-11-28", "2026-11-27")
+	if err := os.WriteFile(filepath.Join(day27, "shop.csv"), []byte(bill), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	stale, fresh := filepath.Join(day27, ".shop.csv.tmp-3879461201"), filepath.Join(day27, ".shop.csv.tmp-17")
+	for _, p := range []string{stale, fresh} {
+		if err := os.WriteFile(p, []byte("half a download"), 0o640); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := time.Now().Add(-25 * time.Hour)
+	os.Chtimes(stale, old, old)
+	cfg := config.Default()
+	cfg.OutDir = t.TempDir()
+	cfg.Schedule.LookbackDays = 2
+	cfg.Channels = []config.Channel{ch}
+	now := func() time.Time { return time.Date(2026, 11, 29, 13, 0, 0, 0, time.UTC) }
+	src := &canned{files: map[string][]byte{}}
+	var out bytes.Buffer
+	s := &nightly.Scheduler{Config: cfg, Now: now, Fetcher: &nightly.Fetcher{Sources: map[string]fetch.Source{"shop": src}, Now: now},
+		Job: &nightly.Job{DB: db, Notifier: reports.NewPrintNotifier(&out), Config: cfg, Now: now}}
+	s.Tick(ctx)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the stale temporary in %s: %v, want it removed", day27, err)
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Errorf("a temporary being written now: %v, want it left", err)
 	}
 }

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"io/fs"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"reconcile"
+	"reconcile/atomicfile"
 	"reconcile/channelfeed"
 	"reconcile/config"
 	"reconcile/fetch"
@@ -171,6 +173,16 @@ func (s *Scheduler) fetchDue(ctx context.Context) map[string]bool {
 				break // nor can the later ones exist
 			}
 			days = append(days, day)
+		}
+		// A download a crash cut short leaves its temporary in the
+		// directory of its date, which no write may visit again once the
+		// file is there (a path with {date} in its directory).
+		swept := map[string]bool{}
+		for _, day := range days {
+			if dir := filepath.Dir(ch.FilePath(day.Date)); !swept[dir] {
+				atomicfile.RemoveStale(dir)
+				swept[dir] = true
+			}
 		}
 		if _, batches := s.Fetcher.Batches[ch.Name]; batches && len(days) > 0 {
 			days = days[len(days)-1:]

@@ -86,17 +86,19 @@ type server struct {
 	denied    map[string]bool // paths the server refuses to show
 	failWith  error           // the answer to every Stat, when set
 	dropStat  atomic.Int32    // Stats answered by closing the connection
+	firstRead func()          // called once, at the first read of a file's bytes
 
 	conns    atomic.Int32  // TCP connections accepted
 	sessions atomic.Int32  // SFTP sessions started
 	live     atomic.Int32  // connections not yet closed
 	accepted chan struct{} // a token per connection accepted
 
-	root *os.Root
-	ln   net.Listener
-	wg   sync.WaitGroup
-	mu   sync.Mutex
-	nc   []net.Conn
+	root     *os.Root
+	readOnce sync.Once
+	ln       net.Listener
+	wg       sync.WaitGroup
+	mu       sync.Mutex
+	nc       []net.Conn
 }
 
 func newServer(t *testing.T) *server {
@@ -300,7 +302,24 @@ func (h handler) Fileread(r *pkgsftp.Request) (io.ReaderAt, error) {
 	if err != nil {
 		return nil, err
 	}
-	return h.s.root.Open(name)
+	f, err := h.s.root.Open(name)
+	if err != nil || h.s.firstRead == nil {
+		return f, err
+	}
+	return &hookedReader{File: f, once: &h.s.readOnce, hook: h.s.firstRead}, nil
+}
+
+// hookedReader calls hook before its first read: the bank writing more
+// of a file while it is downloaded.
+type hookedReader struct {
+	*os.File
+	once *sync.Once
+	hook func()
+}
+
+func (r *hookedReader) ReadAt(p []byte, off int64) (int, error) {
+	r.once.Do(r.hook)
+	return r.File.ReadAt(p, off)
 }
 
 func (h handler) Filelist(r *pkgsftp.Request) (pkgsftp.ListerAt, error) {

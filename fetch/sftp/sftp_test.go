@@ -455,7 +455,8 @@ func TestUploadInProgress(t *testing.T) {
 		during func(t *testing.T, srv *server) // the bank, while the job waits between the looks
 		after  func(t *testing.T, srv *server) // the bank, after the looks and before the download
 		ready  bool
-		waits  int // waits of Settle between the looks
+		says   string // in the error, when set
+		waits  int    // waits of Settle between the looks
 	}{
 		{name: "the same at both looks", setup: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, ready: true, waits: 1},
 		{name: "grows between the looks (an upload pausing between rows)",
@@ -469,7 +470,12 @@ func TestUploadInProgress(t *testing.T) {
 			}, waits: 1},
 		{name: "grows after the looks, before the download",
 			setup: func(t *testing.T, srv *server) { srv.put(t, dayPath, half) },
-			after: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, waits: 1},
+			after: func(t *testing.T, srv *server) { srv.put(t, dayPath, whole) }, says: "changed since it was looked at", waits: 1},
+		{name: "grows during the download",
+			setup: func(t *testing.T, srv *server) {
+				srv.put(t, dayPath, half)
+				srv.firstRead = func() { srv.put(t, dayPath, whole) }
+			}, says: "changed while it was downloaded", waits: 1},
 		{name: "done marker there: no wait", marker: "outgoing/{date}/settle_{yyyymmdd}.done",
 			setup: func(t *testing.T, srv *server) {
 				srv.put(t, dayPath, whole)
@@ -511,6 +517,8 @@ func TestUploadInProgress(t *testing.T) {
 				t.Errorf("got %v and %q saved, want the whole file", err, got)
 			case !tt.ready && (!errors.Is(err, fetch.ErrNotReady) || got != nil):
 				t.Errorf("got %v and %q saved, want not ready and nothing saved", err, got)
+			case tt.says != "" && !strings.Contains(err.Error(), tt.says):
+				t.Errorf("got %v, want it to say %q", err, tt.says)
 			}
 			if len(waited) != tt.waits || tt.waits > 0 && waited[0] != settle {
 				t.Errorf("waits between the looks: %v, want %d of %s", waited, tt.waits, settle)

@@ -20,8 +20,9 @@ Downloads a channel's settlement file of the business date from the channel
 (its API, or an SFTP drop) into the place its path template names, and says
 where it put it. Without --channel, every channel with a fetch block. A file
 already there is left alone; --force asks the channel again, and a file with
-new content (a bill the channel corrected) replaces it: the next run of that
-date supersedes the run of the old file.
+new content (a bill the channel corrected) replaces it, the old one kept
+beside it as NAME.superseded-<sha12>: the next run of that date supersedes
+the run of the old file.
 
 A download goes to a hidden file beside its destination and is checked (the
 hash or size the channel states, and the channel's parser reading it whole)
@@ -30,12 +31,16 @@ nothing a run would pick up.
 
 Adyen's reports are per settlement batch: a fetch takes every batch after the
 last one fetched (remembered in the database, so --dsn is needed) and files
-each under the business date of its latest payment or refund.
+each under the business date of its latest payment or refund. A batch whose
+date holds another batch, or a file no batch was filed as, or whose rows are
+dated outside the channel's row_window, is held aside (kept under another
+name, not reconciled) and the fetch exits 1 naming it; --force files a batch
+over a date's file that no batch was filed as, keeping that file.
 
 Exit status 0 when every file is there, not ready yet, or the channel has no
 bill for the date; 1 when a channel refused, the file it handed out was
-refused (not the hash or size it stated, or not read by its parser), or a
-fetch failed.`
+refused (not the hash or size it stated, or not read by its parser), a batch
+was held aside, or a fetch failed.`
 
 func (a *App) fetchCmd(ctx context.Context, args []string) error {
 	fs := a.newFlagSet("fetch", fetchSynopsis)

@@ -158,7 +158,7 @@ const (
 	// (atomicfile.StaleAfter, 24h): a download, its check included, never
 	// runs that long.
 	maxDownloadTimeout = 6 * time.Hour
-	maxPollBudget          = time.Hour
+	maxPollBudget      = time.Hour
 	// maxFirstBatch is far past any settlement batch number: Adyen numbers
 	// a merchant account's batches one by one, one a day or so.
 	maxFirstBatch = 1_000_000_000

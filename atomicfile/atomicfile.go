@@ -27,7 +27,7 @@ import (
 // that, each crash during a download would leave up to a file's worth of
 // disk (16 GiB) for ever. It is well past any write: a download, its
 // check included, runs under its timeout, which the config holds to at
-// most 12 hours; a report is written in minutes.
+// most 6 hours; a report is written in minutes.
 const StaleAfter = 24 * time.Hour
 
 // tempMark sits between a temporary file's final name and the random

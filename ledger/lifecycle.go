@@ -64,24 +64,9 @@ UPDATE findings SET state = 'SUPERSEDED', version = version + 1
 	return err
 }
 
-// Memory is a night's memory as it is stored (see matcher.LayOut): parts
-// of records by key hash, and the filter saying which parts can hold a key.
-type Memory struct {
-	Bits   int
-	Filter []byte
-	Parts  []MemoryPart
-}
-
-// MemoryPart is the records of a night whose key hashes begin with Index.
-type MemoryPart struct {
-	Index   int
-	Rows    int
-	Records []byte
-}
-
 // remember keeps the run's memory: its parts, one table row each, written
 // with COPY, and its filter. A night without rows keeps just the filter.
-func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, mem Memory) error {
+func remember(ctx context.Context, tx pgx.Tx, run reconcile.Run, mem reconcile.NightMemory) error {
 	date := dateOf(run.Day)
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"settled_keys"},
 		[]string{"run_id", "channel", "business_date", "part", "rows", "records"},

@@ -11,17 +11,18 @@ import (
 	"reconcile"
 )
 
-// Rememberer is what reads the memory of earlier nights: a
-// *matcher.Matcher. Its keys meet the nights in passes, each pass a range
-// of key hashes (MemoryPass); in a pass, a night's filter is read for the
-// pass's range (FilterRange) and the parts it chooses (MemoryParts) are
-// given in order (AddMemory), each valid until AddMemory returns.
+// Rememberer is what reads the memory of earlier nights (a
+// *memory.Reader of the matcher), given as the bytes it was stored as:
+// its keys meet the nights in passes (Pass), and in a pass, each night's
+// filter is read for the range the pass probes (FilterRange) and the
+// parts it chooses (Parts) are given in order (Add), each valid until Add
+// returns. What the bytes hold is the reader's business.
 type Rememberer interface {
-	MemoryPasses() int
-	MemoryPass(p int)
+	Passes() int
+	Pass(p int)
 	FilterRange(bits int) (from, to int)
-	MemoryParts(bits int, filter []byte) ([]int, error)
-	AddMemory(date time.Time, blob []byte) error
+	Parts(bits int, filter []byte) ([]int, error)
+	Add(date time.Time, blob []byte) error
 }
 
 // MemoryBefore reads the memory of each current successful run of
@@ -65,8 +66,8 @@ SELECT r.id, r.business_date, (SELECT f.bits FROM settled_filters f WHERE f.run_
 
 	// A night's filter is read a pass's range at a time, when its parts
 	// are: at ten million rows each filter is 32 MiB.
-	for p := range r.MemoryPasses() {
-		r.MemoryPass(p)
+	for p := range r.Passes() {
+		r.Pass(p)
 		for _, n := range nights {
 			sql, args := `SELECT records FROM settled_keys WHERE run_id = $1 ORDER BY part`, []any{n.run}
 			if n.bits != nil {
@@ -80,7 +81,7 @@ SELECT r.id, r.business_date, (SELECT f.bits FROM settled_filters f WHERE f.run_
 				sql = `SELECT records FROM settled_keys WHERE run_id = $1 AND part = ANY($2) ORDER BY part`
 				args = append(args, parts)
 			}
-			if err := db.readRaw(ctx, sql, args, func(v [][]byte) error { return r.AddMemory(n.date, v[0]) }); err != nil {
+			if err := db.readRaw(ctx, sql, args, func(v [][]byte) error { return r.Add(n.date, v[0]) }); err != nil {
 				return fmt.Errorf("memory of %s %s: %w", channel, n.date.Format(time.DateOnly), err)
 			}
 		}
@@ -96,7 +97,7 @@ func (db *DB) chooseParts(ctx context.Context, run string, bits int, r Remembere
 	err := db.readRaw(ctx, `SELECT substring(filter FROM $2 FOR $3) FROM settled_filters WHERE run_id = $1`,
 		[]any{run, from + 1, to - from}, func(v [][]byte) error {
 			var err error
-			parts, err = r.MemoryParts(bits, v[0])
+			parts, err = r.Parts(bits, v[0])
 			return err
 		})
 	return parts, err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"reconcile"
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 )
@@ -18,10 +19,10 @@ import (
 func TestMemoryParts(t *testing.T) {
 	ctx := context.Background()
 	db, _ := ledgertest.DB(t)
-	mem := ledger.Memory{
+	mem := reconcile.NightMemory{
 		Bits:   1,
 		Filter: append(bytes.Repeat([]byte{0xA5}, 128), bytes.Repeat([]byte{0x5A}, 128)...),
-		Parts: []ledger.MemoryPart{
+		Parts: []reconcile.MemoryPart{
 			{Index: 0, Rows: 2, Records: bytes.Repeat([]byte{1}, 80)},
 			{Index: 1, Rows: 1, Records: bytes.Repeat([]byte{2}, 40)},
 			{Index: 3, Rows: 3, Records: bytes.Repeat([]byte{3}, 120)},
@@ -83,7 +84,7 @@ func TestMemoryParts(t *testing.T) {
 	}
 
 	empty := startRun(t, db, "run-empty")
-	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(empty), Memory: ledger.Memory{Bits: 0, Filter: make([]byte, 128)}}); err != nil {
+	if _, err := db.CompleteRun(ctx, ledger.Outcome{Result: result(empty), Memory: reconcile.NightMemory{Bits: 0, Filter: make([]byte, 128)}}); err != nil {
 		t.Fatalf("CompleteRun without rows: %v", err)
 	}
 	var parts, filters int
@@ -118,15 +119,15 @@ type givenBlob struct {
 	blob []byte
 }
 
-func (r *passes) MemoryPasses() int { return r.n }
-func (r *passes) MemoryPass(p int)  { r.pass = p }
+func (r *passes) Passes() int { return r.n }
+func (r *passes) Pass(p int)  { r.pass = p }
 
 func (r *passes) FilterRange(bits int) (from, to int) {
 	size := 128 << bits / r.n
 	return r.pass * size, (r.pass + 1) * size
 }
 
-func (r *passes) MemoryParts(bits int, filter []byte) ([]int, error) {
+func (r *passes) Parts(bits int, filter []byte) ([]int, error) {
 	from, to := r.FilterRange(bits)
 	r.filters = append(r.filters, givenFilter{r.pass, bits, from, to, bytes.Clone(filter)}) // the driver's bytes
 	if r.pass < len(r.choose) {
@@ -135,7 +136,7 @@ func (r *passes) MemoryParts(bits int, filter []byte) ([]int, error) {
 	return nil, nil
 }
 
-func (r *passes) AddMemory(date time.Time, blob []byte) error {
+func (r *passes) Add(date time.Time, blob []byte) error {
 	r.blobs = append(r.blobs, givenBlob{r.pass, date.Format(time.DateOnly), bytes.Clone(blob)})
 	return nil
 }

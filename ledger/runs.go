@@ -44,10 +44,10 @@ VALUES ($1, $2, $3, $4, $5, $6, 'RUNNING', coalesce($7, now()), $8, $9, now() + 
 // Outcome is everything a successful run writes.
 type Outcome struct {
 	Result *reconcile.Result
-	// Memory is the file's payment and refund rows as memory records
-	// (matcher.Memory, matcher.LayOut): later nights recognise a duplicate
-	// of them.
-	Memory Memory
+	// Memory is the night's memory as it is stored (matcher.Memory): later
+	// nights recognise a duplicate of its rows. Its bytes are kept as they
+	// are, never read here.
+	Memory reconcile.NightMemory
 	// Resolved and Escalated name earlier pending findings (by Ref) this
 	// run found in its file, or did not.
 	Resolved, Escalated []string

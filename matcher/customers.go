@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"reconcile"
+	"reconcile/matcher/internal/offheap"
 )
 
 // Rule 10 looks at a customer's orders: two paid orders of one customer,
@@ -159,7 +160,7 @@ func (m *Matcher) newPairCounters(orders int) pairCounters {
 		n *= 2
 	}
 	// Probed at random, as the hash table is: on huge pages where large.
-	return pairCounters{words: bigSlice[uint64](m.big, n/32, true, true), mask: uint64(n - 1), mul: 0x9E3779B97F4A7C15}
+	return pairCounters{words: offheap.Slice[uint64](m.big, n/32, true, true), mask: uint64(n - 1), mul: 0x9E3779B97F4A7C15}
 }
 
 func (c pairCounters) slot(customer, amount int64, cur [3]byte) (word, shift uint64) {

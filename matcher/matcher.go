@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/matcher/internal/offheap"
+	"reconcile/matcher/memory"
 )
 
 // Options tune a matcher to its channel.
@@ -131,17 +133,9 @@ type Matcher struct {
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
-	// For MemoryParts and AddMemory, tonight's groups meet the earlier
-	// nights' memory in passes by key hash (hashPasses): passOf is each
-	// group's pass, passCounts how many of each pass each processor's range
-	// holds, and sorted lists the groups of the current pass by key hash;
-	// unseenSorted lists the unseen records by key hash.
-	passOf               []uint8
-	passCounts           [][]int32
-	passBits, pass       int
-	hashed, memoryReady  bool
-	sorted, unseenSorted []byte
-	big                  *mappings // the arrays above allocated outside the heap
+	// nights is tonight's keys meeting the earlier nights' memory (Nights).
+	nights *memory.Reader
+	big    *offheap.Mappings // the arrays allocated outside the heap
 	// While the file is still being read (Interleave until RowsDone), a
 	// local record whose key has no row yet waits in early, and an order
 	// whose rows do not yet say it settled waits in recheck (rule 10).
@@ -155,21 +149,21 @@ type Matcher struct {
 
 // New returns a matcher for the business day.
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
-	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}, big: &mappings{}}
+	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}, big: &offheap.Mappings{}}
 	if n := opts.ExpectRows; n > 0 {
-		m.rows = bigSlice[row](m.big, n, false, false)
-		m.groups = bigSlice[keyGroup](m.big, n, false, false)
-		m.locals = bigSlice[localRow](m.big, n, false, false)
-		m.arena.b = bigSlice[byte](m.big, n*56, false, false) // order number, channel id, some refund numbers
+		m.rows = offheap.Slice[row](m.big, n, false, false)
+		m.groups = offheap.Slice[keyGroup](m.big, n, false, false)
+		m.locals = offheap.Slice[localRow](m.big, n, false, false)
+		m.arena.b = offheap.Slice[byte](m.big, n*56, false, false) // order number, channel id, some refund numbers
 		slots := 1024
 		for 2*slots < 3*n { // at most two thirds full
 			slots *= 2
 		}
-		m.tab.slots = bigSlice[uint64](m.big, slots, true, true)
-		if len(m.big.regions) > 0 {
+		m.tab.slots = offheap.Slice[uint64](m.big, slots, true, true)
+		if m.big.Mapped() > 0 {
 			// A matcher dropped without Memory (a run that failed) returns
 			// its arrays when it is collected.
-			runtime.AddCleanup(m, func(ms *mappings) { ms.release() }, m.big)
+			runtime.AddCleanup(m, func(ms *offheap.Mappings) { ms.Release() }, m.big)
 		}
 	}
 	return m
@@ -580,7 +574,7 @@ func (m *Matcher) Classify() Classification {
 	m.flush()
 	// Tonight's keys listed by hash served the earlier nights' memory,
 	// all of it read by now: returned before classification needs its own.
-	m.forgetPasses()
+	m.forgetNights()
 	res := Classification{
 		ChannelRows: m.rowCount,
 		BatchRows:   m.batchRows,

@@ -12,6 +12,7 @@ import (
 
 	"reconcile"
 	"reconcile/matcher"
+	"reconcile/matcher/memory"
 )
 
 var shanghai = mustLoc("Asia/Shanghai")
@@ -511,7 +512,7 @@ func TestCutOff(t *testing.T) {
 	seen := order("O7", "PAID", 500, "00:05")
 	m := matcher.New(day, grace)
 	m.AddLocal(seen)
-	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory([]reconcile.Transaction{pay("O7", "T7", 500, "23:59")})); err != nil {
+	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), memory.Blob(memory.Encode([]reconcile.Transaction{pay("O7", "T7", 500, "23:59")}))); err != nil {
 		t.Fatal(err)
 	}
 	if res := m.Classify(); len(res.Findings) != 0 {
@@ -547,7 +548,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 		pay("O1", "T1", 100, "09:00"),
 		pay("O2", "T2", 200, "09:00"),
 	}
-	blob := matcher.EncodeMemory(yesterday)
+	blob := memory.Blob(memory.Encode(yesterday))
 	if len(blob) != 3*40 {
 		t.Fatalf("blob: got %d bytes, want 3 records of 40", len(blob))
 	}
@@ -564,7 +565,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 	for _, l := range append(local, late) {
 		m.AddLocal(l)
 	}
-	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), blob); err != nil {
+	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), blob); err != nil {
 		t.Fatal(err)
 	}
 	res := m.Classify()
@@ -579,7 +580,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 	if res.Counts[reconcile.Matched] != 1 {
 		t.Errorf("matched: got %d, want 1 (the same row again)", res.Counts[reconcile.Matched])
 	}
-	if err := m.AddMemory(day.Start(), blob[:39]); !errors.Is(err, matcher.ErrMemory) {
+	if err := m.Nights().Add(day.Start(), blob[:39]); !errors.Is(err, memory.ErrDamaged) {
 		t.Errorf("damaged blob: got %v, want ErrMemory", err)
 	}
 }
@@ -641,7 +642,7 @@ func TestMemoryIsSorted(t *testing.T) {
 			for i := 0; i < n; i++ {
 				rows = append(rows, pay(fmt.Sprintf("O%d", i), fmt.Sprintf("T%d", i), int64(i), "10:00"))
 			}
-			blob := matcher.EncodeMemory(rows)
+			blob := memory.Blob(memory.Encode(rows))
 			if len(blob) != n*40 {
 				t.Fatalf("blob: %d bytes, want %d", len(blob), n*40)
 			}
@@ -668,18 +669,21 @@ func TestMemoryInParts(t *testing.T) {
 	for i := 0; i < n; i++ {
 		earlier = append(earlier, pay(fmt.Sprintf("O%06d", i), fmt.Sprintf("T%06d", i), 100, "10:00"))
 	}
-	blob := matcher.EncodeMemory(earlier)
-	lay := matcher.LayOut(blob)
-	var joined []byte
+	lay := memory.Encode(earlier)
+	blob := memory.Blob(lay)
+	rows := 0
 	for i, p := range lay.Parts {
 		if i > 0 && p.Index <= lay.Parts[i-1].Index {
 			t.Fatalf("part %d has index %d after %d", i, p.Index, lay.Parts[i-1].Index)
 		}
-		joined = append(joined, p.Records...)
+		if p.Rows != len(p.Records)/memory.RecordSize {
+			t.Fatalf("part %d: %d rows in %d bytes", i, p.Rows, len(p.Records))
+		}
+		rows += p.Rows
 	}
-	if !bytes.Equal(joined, blob) || len(lay.Parts) < 16 || len(lay.Filter) != 128<<lay.Bits {
-		t.Fatalf("layout: %d parts (%d bits), filter %d bytes; the parts joined equal the blob: %v",
-			len(lay.Parts), lay.Bits, len(lay.Filter), bytes.Equal(joined, blob))
+	if rows != n || len(lay.Parts) < 16 || len(lay.Filter) != 128<<lay.Bits {
+		t.Fatalf("layout: %d parts (%d bits), filter %d bytes, %d rows; want every row of %d in the parts",
+			len(lay.Parts), lay.Bits, len(lay.Filter), rows, n)
 	}
 	byIndex := map[int][]byte{}
 	for _, p := range lay.Parts {
@@ -708,19 +712,19 @@ func TestMemoryInParts(t *testing.T) {
 		date := day.Start().AddDate(0, 0, -1)
 		read := 0
 		if !parts {
-			if err := m.AddMemory(date, blob); err != nil {
+			if err := m.Nights().Add(date, blob); err != nil {
 				t.Fatal(err)
 			}
 			return briefs(m.Classify().Findings), len(lay.Parts)
 		}
-		chosen, err := m.MemoryParts(lay.Bits, lay.Filter)
+		chosen, err := m.Nights().Parts(lay.Bits, lay.Filter)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range chosen {
 			if records, ok := byIndex[p]; ok {
 				read++
-				if err := m.AddMemory(date, records); err != nil {
+				if err := m.Nights().Add(date, records); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -741,7 +745,7 @@ func TestMemoryInParts(t *testing.T) {
 		t.Errorf("read %d of %d parts for 11 keys the earlier night had and 5,001 it had not; want 2 to 15", read, len(lay.Parts))
 	}
 	m := matcher.New(day, matcher.Options{})
-	if _, err := m.MemoryParts(lay.Bits, lay.Filter[1:]); !errors.Is(err, matcher.ErrMemory) {
+	if _, err := m.Nights().Parts(lay.Bits, lay.Filter[1:]); !errors.Is(err, memory.ErrDamaged) {
 		t.Errorf("a short filter: got %v, want ErrMemory", err)
 	}
 }
@@ -761,7 +765,7 @@ func TestMemoryAgainstManyKeys(t *testing.T) {
 			earlier = append(earlier, pay(key, "OLD"+key, 100, "10:00"))
 		}
 	}
-	if err := m.AddMemory(day.Start().AddDate(0, 0, -1), matcher.EncodeMemory(earlier)); err != nil {
+	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), memory.Blob(memory.Encode(earlier))); err != nil {
 		t.Fatal(err)
 	}
 	res := m.Classify()

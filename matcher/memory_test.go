@@ -9,6 +9,7 @@ import (
 
 	"reconcile"
 	"reconcile/matcher"
+	"reconcile/matcher/memory"
 )
 
 // memoryRows is a night's file for TestMemoryLayout: each kind, each
@@ -64,11 +65,11 @@ func TestMemoryLayout(t *testing.T) {
 		m.AddRow(r)
 	}
 	m.Classify()
-	if got := m.Memory(); !bytes.Equal(got, want) {
+	if got := memory.Blob(m.Memory()); !bytes.Equal(got, want) {
 		t.Errorf("Memory:\n%s\nwant:\n%s", records(got), records(want))
 	}
-	if got := matcher.EncodeMemory(memoryRows()); !bytes.Equal(got, want) {
-		t.Errorf("EncodeMemory:\n%s\nwant:\n%s", records(got), records(want))
+	if got := memory.Blob(memory.Encode(memoryRows())); !bytes.Equal(got, want) {
+		t.Errorf("memory.Encode:\n%s\nwant:\n%s", records(got), records(want))
 	}
 
 	// The next night: O1's row again is the same row; O4 under a new id
@@ -85,7 +86,7 @@ func TestMemoryLayout(t *testing.T) {
 	for _, l := range []reconcile.LocalRecord{order("O1", "PAID", 100, "09:00"), jpy, order("O2", "PAID", 250, "09:00")} {
 		next.AddLocal(l)
 	}
-	if err := next.AddMemory(day.Start(), want); err != nil {
+	if err := next.Nights().Add(day.Start(), want); err != nil {
 		t.Fatal(err)
 	}
 	res := next.Classify()

@@ -9,6 +9,7 @@ import (
 
 	"reconcile"
 	"reconcile/matcher"
+	"reconcile/matcher/memory"
 )
 
 // The rules of money that moved twice under new keys (8 to 11), each with
@@ -84,7 +85,7 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 		keys[string(r.Kind)+r.Key()] = true
 	}
 	if n.remembered != nil {
-		m.HashKeys()
+		m.Nights().Hash()
 	}
 	// Refund rows without our number, linked by the channel's refund id.
 	ids := m.UnkeyedRefunds()
@@ -117,7 +118,7 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 	// A customer's orders settled on earlier nights near tonight's early
 	// ones, as the ledger finds them.
 	if n.remembered != nil {
-		if err := m.AddMemory(d.Start().AddDate(0, 0, -1), matcher.EncodeMemory(n.remembered)); err != nil {
+		if err := m.Nights().Add(d.Start().AddDate(0, 0, -1), memory.Blob(memory.Encode(n.remembered))); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"reconcile"
 	"reconcile/compensate"
 	"reconcile/matcher"
+	"reconcile/matcher/memory"
 )
 
 // TestRowsWithoutChannelID: a file may leave the channel id empty. Each
@@ -72,7 +73,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 	m := matcher.New(prev, matcher.Options{})
 	m.AddRow(yesterday)
 	m.Classify()
-	blob := m.Memory() // as a run writes its night's memory
+	blob := memory.Blob(m.Memory()) // as a run writes its night's memory
 
 	local := localRefund("O5", "R3", "SUCCEEDED", 5990, "")
 	local.SettledAt = yesterday.OccurredAt
@@ -92,7 +93,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 				m.AddRow(tt.row)
 			}
 			m.AddLocal(local)
-			if err := m.AddMemory(prev.Start(), blob); err != nil {
+			if err := m.Nights().Add(prev.Start(), blob); err != nil {
 				t.Fatal(err)
 			}
 			res := m.Classify()

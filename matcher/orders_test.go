@@ -8,6 +8,7 @@ import (
 
 	"reconcile"
 	"reconcile/matcher"
+	"reconcile/matcher/memory"
 )
 
 // Rule 13: rows under one refund number that name different orders are
@@ -296,8 +297,8 @@ func TestOurChannelIDInTheGroup(t *testing.T) {
 			}
 			m.AddLocal(ours)
 			if tt.earlier != nil {
-				m.HashKeys()
-				if err := m.AddMemory(yesterday, matcher.EncodeMemory(tt.earlier)); err != nil {
+				m.Nights().Hash()
+				if err := m.Nights().Add(yesterday, memory.Blob(memory.Encode(tt.earlier))); err != nil {
 					t.Fatal(err)
 				}
 			}

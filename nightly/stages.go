@@ -38,7 +38,7 @@ type night struct {
 	beside  *beside     // what the parse shares with the window read beside it
 	window  *aside[int] // the day's window of local records, read while the file is parsed
 	found   matcher.Classification
-	memory  []byte // the file's rows as memory records, once m is done with
+	memory  reconcile.NightMemory // the night's memory as it is stored, once m is done with
 	res     *reconcile.Result
 	reports *reports.Aside
 	rep     *reports.Rendered
@@ -269,7 +269,7 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if remembers, err := db.RemembersBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays); err != nil {
 		return err
 	} else if remembers {
-		n.m.HashKeys()
+		n.m.Nights().Hash()
 	}
 	orders, refunds := n.m.LocalKeys()
 	more, err := db.LoadKeys(ctx, spec.Channel, spec.Day, orders, refunds, func(r *reconcile.LocalRow) error {
@@ -371,7 +371,7 @@ func (n *night) addRelated() error {
 // keys it made into cases (a key settled on an earlier night).
 func (n *night) remember(ctx context.Context) error {
 	spec, db := n.spec, n.db
-	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m); err != nil {
+	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m.Nights()); err != nil {
 		return err
 	}
 	asked, err := n.idem.wait()
@@ -461,7 +461,7 @@ func (n *night) waitReports(ctx context.Context) error {
 // reports, which the transaction waits for after the large writes.
 func (n *night) commit(ctx context.Context) error {
 	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
-		Result: n.res, Memory: memoryLayout(n.memory), Resolved: n.found.Resolved, Escalated: n.found.Escalated,
+		Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
 		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
 			if err := n.waitReports(ctx); err != nil {
 				return nil, nil, err
@@ -470,7 +470,7 @@ func (n *night) commit(ctx context.Context) error {
 		},
 	})
 	n.posted = posted
-	n.memory = nil // written: what is left of the night needs none of it
+	n.memory = reconcile.NightMemory{} // written: what is left of the night needs none of it
 	return err
 }
 
@@ -512,16 +512,6 @@ func stillOpen(ctx context.Context, db *ledger.DB, cfg config.Config, now time.T
 	}
 	res.StillOpen, res.StillOpenDays = open, days
 	return nil
-}
-
-// memoryLayout is the night's memory as the ledger stores it.
-func memoryLayout(blob []byte) ledger.Memory {
-	lay := matcher.LayOut(blob)
-	mem := ledger.Memory{Bits: lay.Bits, Filter: lay.Filter}
-	for _, p := range lay.Parts {
-		mem.Parts = append(mem.Parts, ledger.MemoryPart{Index: p.Index, Rows: matcher.MemoryRows(p.Records), Records: p.Records})
-	}
-	return mem
 }
 
 // stageAttrs is the group "stages" of a run's log line, one duration per

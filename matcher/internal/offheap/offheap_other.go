@@ -1,6 +1,6 @@
 //go:build !linux
 
-package matcher
+package offheap
 
 func mapMemory(size int, huge bool) []byte { return nil }
 

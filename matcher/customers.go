@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"reconcile"
 	"reconcile/matcher/internal/offheap"
+	"reconcile/matcher/rowstore"
 )
 
 // Rule 10 looks at a customer's orders: two paid orders of one customer,
@@ -33,15 +33,14 @@ import (
 // settled before the day was created before it: an order created later
 // than the window after the day's start has none.)
 func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
-	m.flush()
 	if m.opts.PaymentWindow <= 0 {
 		return nil
 	}
 	bound := m.day.Start().Add(m.opts.PaymentWindow)
 	var out []reconcile.LocalRecord
-	for li := range m.locals {
-		if l := &m.locals[li]; l.is(localPairable) && l.created < unixNano(bound) {
-			out = append(out, *m.local(int32(li)))
+	for li := range int32(m.store.LocalCount()) {
+		if l := m.store.LocalAt(li); m.pairable(l) && l.Created < rowstore.UnixNano(bound) {
+			out = append(out, *m.store.LocalRecord(li))
 		}
 	}
 	for _, rec := range m.settledOthers() {
@@ -72,74 +71,81 @@ func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
 
 // tonightsOrders lists the orders rule 10 compares: tonight's, paid, with
 // a customer of the run's and settled by a row of tonight's file, and
-// those of earlier nights the ledger gave. Of the index's orders only
+// those of earlier nights the ledger gave. Of the store's orders only
 // those whose customer, amount and currency another order may share are
-// listed: they were counted in a small table of counters as their records
-// attached (pairs), since at millions of orders nearly every one is
-// alone; and they are listed as index values, made records only when they
-// pair. About one order in eight shares a counter there by chance: those
-// the first table lets through are counted again in a second, with a
-// hash of its own, and listed only if it agrees, which leaves about one
-// in sixty (at ten million orders, 140,000 listed rather than 1.2
-// million).
+// listed: they are counted first in a small table of counters, since at
+// millions of orders nearly every one is alone; and they are listed as
+// index values, made records only when they pair. About one order in
+// eight shares a counter there by chance: those the first table lets
+// through are counted again in a second, with a hash of its own, and
+// listed only if it agrees, which leaves about one in sixty (at ten
+// million orders, 140,000 listed rather than 1.2 million).
 func (m *Matcher) tonightsOrders() []paidOrder {
-	c := m.pairs // the index's orders are counted as their records attach
-	if c.words == nil {
-		c = m.newPairCounters(len(m.groups))
-	}
+	locals := int32(m.store.LocalCount())
+	c := m.newPairCounters(int(locals))
 	// An order of an earlier night or of another shard pairs with the
-	// index's, if with any: it counts as two.
-	m.records = append(slices.Clone(m.earlierOrders), m.settledOthers()...)
-	for _, rec := range m.records {
+	// store's, if with any: it counts as two.
+	records := append(slices.Clone(m.earlierOrders), m.settledOthers()...)
+	for _, rec := range records {
 		c.add(rec.Customer, rec.Amount, curOf(rec.Currency), 2)
 	}
-	// The local records are walked in their order, not the index's: one
-	// after the other in memory.
-	// A counter is a load from a table larger than the cache: the
+	// The local records are walked in their order, one after the other in
+	// memory. A counter is a load from a table larger than the cache: the
 	// counters of a batch are loaded first, loads that overlap, as the
-	// index's lookups are (batch.go).
+	// store's lookups are.
 	var maybe []int32
-	var sum uint64
-	for lo := 0; lo < len(m.locals); lo += batchSize {
-		batch := m.locals[lo:min(lo+batchSize, len(m.locals))]
-		for i := range batch {
-			if l := &batch[i]; l.is(localPairable) {
-				sum += c.word(l.customer, l.amount, m.localCur(int32(lo+i), l))
-			}
+	m.pairBatches(locals, c, func(li int32, l *rowstore.LocalTerms) { c.add(l.Customer, l.Amount, l.Currency, 1) })
+	m.pairBatches(locals, c, func(li int32, l *rowstore.LocalTerms) {
+		if c.twice(l.Customer, l.Amount, l.Currency) {
+			maybe = append(maybe, li)
 		}
-		for i := range batch {
-			l := &batch[i]
-			if !l.is(localPairable) {
-				continue
-			}
-			li := int32(lo + i)
-			if c.twice(l.customer, l.amount, m.localCur(li, l)) {
-				maybe = append(maybe, li)
-			}
-		}
-	}
-	m.batch.sink = sum
-	again := m.newPairCounters(len(maybe) + len(m.records))
+	})
+	again := m.newPairCounters(len(maybe) + len(records))
 	again.mul = 0x94D049BB133111EB
-	for _, rec := range m.records {
+	for _, rec := range records {
 		again.add(rec.Customer, rec.Amount, curOf(rec.Currency), 2)
 	}
 	for _, li := range maybe {
-		l := &m.locals[li]
-		again.add(l.customer, l.amount, m.localCur(li, l), 1)
+		l := m.store.LocalAt(li)
+		again.add(l.Customer, l.Amount, l.Currency, 1)
 	}
+	offheap.Free(m.big, c.words)
+	offheap.Free(m.big, again.words)
 	var out []paidOrder
 	for _, li := range maybe {
-		l := &m.locals[li]
-		if cur := m.localCur(li, l); again.twice(l.customer, l.amount, cur) {
-			out = append(out, paidOrder{customer: l.customer, amount: l.amount, created: l.created, li: li, ri: -1, cur: cur, tonight: true})
+		if l := m.store.LocalAt(li); again.twice(l.Customer, l.Amount, l.Currency) {
+			out = append(out, paidOrder{customer: l.Customer, amount: l.Amount, created: l.Created, li: li, cur: l.Currency, tonight: true})
 		}
 	}
-	for ri, rec := range m.records {
-		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: unixNano(rec.CreatedAt),
-			li: -1, ri: int32(ri), cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
+	for ri := range records {
+		rec := &records[ri]
+		out = append(out, paidOrder{customer: rec.Customer, amount: rec.Amount, created: rowstore.UnixNano(rec.CreatedAt),
+			li: -1, rec: rec, cur: curOf(rec.Currency), tonight: ri >= len(m.earlierOrders)})
 	}
 	return out
+}
+
+// pairBatches calls fn for each pairable local record of the store, in
+// batches whose counters in c are loaded first.
+func (m *Matcher) pairBatches(locals int32, c pairCounters, fn func(li int32, l *rowstore.LocalTerms)) {
+	var batch [rowstore.BatchSize]rowstore.LocalTerms
+	var pairable [rowstore.BatchSize]bool
+	var sum uint64
+	for lo := int32(0); lo < locals; lo += rowstore.BatchSize {
+		n := min(rowstore.BatchSize, locals-lo)
+		for i := range n {
+			batch[i] = m.store.LocalAt(lo + i)
+			if pairable[i] = m.pairable(batch[i]); pairable[i] {
+				sum += c.word(batch[i].Customer, batch[i].Amount, batch[i].Currency)
+			}
+		}
+		for i := range n {
+			if pairable[i] {
+				fn(lo+i, &batch[i])
+			}
+		}
+	}
+	m.store.Keep(sum)
 }
 
 // pairCounters count orders by customer, amount and currency, up to two,
@@ -193,48 +199,21 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 	return (c.words[w]>>s)&3 >= 2
 }
 
-// countPair counts a pairable order of the index in rule 10's counters,
-// sized for the file, whose rows may not all be in yet.
-func (m *Matcher) countPair(li int32, l *localRow) {
-	if m.pairs.words == nil {
-		m.pairs = m.newPairCounters(max(len(m.groups), m.opts.ExpectRows))
-	}
-	m.pairs.add(l.customer, l.amount, m.localCur(li, l), 1)
+// pairable reports whether a local record is an order rule 10 looks at:
+// paid, with a customer of the run's, and settled by a row of tonight's
+// file.
+func (m *Matcher) pairable(l rowstore.LocalTerms) bool {
+	return l.Kind == reconcile.KindPayment && l.HasCustomer && l.RowSettled &&
+		localOutcome(l.Status) == reconcile.StatusSuccess && m.opts.Shard.HasCustomer(l.Customer)
 }
 
-// pairable reports whether a local record that attaches to group gi is
-// an order rule 10 looks at: paid, with a customer of the run's, and
-// settled by a row of tonight's file. It is decided as the record
-// attaches, when every row is in; a record that attaches while the file
-// is still being read is decided again once it is (RowsDone).
-func (m *Matcher) pairable(gi, li int32, l *localRow) bool {
-	return m.mayPair(li, l) && m.settledRow(m.groups[gi].first)
-}
-
-// mayPair reports whether the record itself is one rule 10 looks at:
-// a paid order with a customer of the run's.
-func (m *Matcher) mayPair(li int32, l *localRow) bool {
-	return !l.is(localRefund) && l.is(localCustomer) && localOutcome(m.word(li, l, false)) == reconcile.StatusSuccess &&
-		m.opts.Shard.HasCustomer(l.customer)
-}
-
-// settledRow reports whether a row of the group whose first row is first
-// says the channel settled it.
-func (m *Matcher) settledRow(first int32) bool {
-	for ri := first; ri >= 0; ri = m.rows[ri].next {
-		if statusCodes[m.rows[ri].status] == reconcile.StatusSuccess {
-			return true
-		}
-	}
-	return false
-}
-
-// paidOrder is an order rule 10 compares: a local record of the index
-// (locals[li], li ≥ 0), or a record (records[ri]) of an earlier night or
-// of another shard; tonight says whether tonight's file settled it.
+// paidOrder is an order rule 10 compares: a local record of the store
+// (li ≥ 0), or a record (rec) of an earlier night or of another shard;
+// tonight says whether tonight's file settled it.
 type paidOrder struct {
 	customer, amount, created int64
-	li, ri                    int32
+	li                        int32
+	rec                       *reconcile.LocalRecord
 	cur                       [3]byte
 	tonight                   bool
 }
@@ -269,21 +248,20 @@ func (m *Matcher) customerCases(add func(reconcile.Finding)) {
 	}
 }
 
-// orderNo is the order's number; of the index's, without copying it.
+// orderNo is the order's number; of the store's, without copying it.
 func (m *Matcher) orderNo(p paidOrder) string {
 	if p.li >= 0 {
-		b := m.arena.bytes(m.rows[m.locals[p.li].row].order()) // a payment's key
-		return unsafe.String(unsafe.SliceData(b), len(b))
+		return m.store.LocalKey(p.li) // a payment's key
 	}
-	return m.records[p.ri].OrderNo
+	return p.rec.OrderNo
 }
 
 // paidRecord is the order's local record.
 func (m *Matcher) paidRecord(p paidOrder) reconcile.LocalRecord {
 	if p.li >= 0 {
-		return *m.local(p.li)
+		return *m.store.LocalRecord(p.li)
 	}
-	return m.records[p.ri]
+	return *p.rec
 }
 
 // suspectedPayment is rule 10's finding, about the later order, from our
@@ -302,13 +280,6 @@ func suspectedPayment(earlier, later reconcile.LocalRecord) reconcile.Finding {
 	return f
 }
 
-// orderHash is an order number's hash in settledElsewhere, the index's
-// own 64 bits: a few orders looked up among millions collide about once
-// in ten billion nights.
-func (m *Matcher) orderHash(order string) uint64 {
-	return m.tab.hashString(paymentCode, order)
-}
-
 // settledTonight reports whether another shard's row settled the order
 // tonight.
 func (m *Matcher) settledTonight(order string) bool {
@@ -316,6 +287,8 @@ func (m *Matcher) settledTonight(order string) bool {
 		slices.Sort(m.settledElsewhere)
 		m.elsewhereSorted = true
 	}
-	_, ok := slices.BinarySearch(m.settledElsewhere, m.orderHash(order))
+	// The store's own 64 bits: a few orders looked up among millions
+	// collide about once in ten billion nights.
+	_, ok := slices.BinarySearch(m.settledElsewhere, m.store.HashOrder(order))
 	return ok
 }

@@ -40,7 +40,7 @@ func TestTonightsOrdersFew(t *testing.T) {
 	for _, rec := range recs {
 		m.AddLocal(rec)
 	}
-	m.flush()
+	m.store.Flush()
 	listed := map[int64]int{}
 	for _, o := range m.tonightsOrders() {
 		listed[o.customer]++

@@ -7,8 +7,7 @@ import "reconcile"
 // (Nights). Call it after the rows of this file; rows of other keys are
 // ignored.
 func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
-	m.flush()
-	if gi := m.lookup(codeOfKind(tx.Kind), tx.Key()); gi >= 0 && (tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund) {
+	if gi := m.store.Find(tx.Kind, tx.Key()); gi >= 0 && (tx.Kind == reconcile.KindPayment || tx.Kind == reconcile.KindRefund) {
 		m.earlier[gi] = append(m.earlier[gi], tx)
 	}
 }
@@ -17,7 +16,7 @@ func (m *Matcher) AddEarlier(tx reconcile.Transaction) {
 // them.
 func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 	r := rec.Row()
-	m.queueLocal(&r, true)
+	m.addLocalRow(&r, true)
 }
 
 // Keys returns the order numbers and refund numbers of the rows seen so

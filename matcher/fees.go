@@ -5,19 +5,26 @@ import (
 	"sort"
 
 	"reconcile"
+	"reconcile/matcher/rowstore"
 )
 
 // Rule 11: where the channel's contract is known (Options.Fees), each
 // settled row's fee is set against the contract's fee for its kind,
-// amount and currency. Every row is looked at, on its index values.
+// amount and currency. Every row is looked at, as plain numbers
+// (rowstore.RowTerms), in the store's order.
 
 // feeRules caches a contract's rule per kind and currency: a file has a
 // handful of currencies.
 type feeRules struct {
 	contract *reconcile.FeeContract
-	rules    map[[4]byte]*feeRule // kind code, currency
+	rules    map[feeKey]*feeRule
 	last     *feeRule
-	lastKey  [4]byte
+	lastKey  feeKey
+}
+
+type feeKey struct {
+	kind reconcile.Kind
+	cur  [3]byte
 }
 
 type feeRule struct {
@@ -26,97 +33,92 @@ type feeRule struct {
 	err error
 }
 
-func (c *feeRules) rule(kind uint8, cur [3]byte) *feeRule {
-	k := [4]byte{kind, cur[0], cur[1], cur[2]}
+func (c *feeRules) rule(kind reconcile.Kind, cur [3]byte) *feeRule {
+	k := feeKey{kind, cur}
 	if c.last != nil && c.lastKey == k {
 		return c.last // rows of a file come in runs of one kind and currency
 	}
 	r, ok := c.rules[k]
 	if !ok {
 		r = &feeRule{}
-		r.FeeRule, r.ok, r.err = c.contract.Rule(kindOf(kind), curString(cur))
+		r.FeeRule, r.ok, r.err = c.contract.Rule(kind, curString(cur))
 		c.rules[k] = r
 	}
 	c.last, c.lastKey = r, k
 	return r
 }
 
-// feeCheck is the fee check as the rows come: the day's totals by
-// currency, and the rows off the contract. It is done as each row is
-// indexed, while the row is at hand, on the goroutine that indexes while
-// another parses.
-type feeCheck struct {
-	rules   feeRules
+// feeDay is the day's fees: its totals by currency, as the rows are
+// looked at.
+type feeDay struct {
 	totals  map[[3]byte]*reconcile.FeeTotal
 	last    *reconcile.FeeTotal
 	lastCur [3]byte
-	off     []feeOff
 }
 
-// feeOff is a row whose fee is off the contract, and the contract's fee.
-type feeOff struct {
-	row  int32
-	want int64
+func (d *feeDay) total(cur [3]byte) *reconcile.FeeTotal {
+	if d.last != nil && cur == d.lastCur {
+		return d.last
+	}
+	t := d.totals[cur]
+	if t == nil {
+		t = &reconcile.FeeTotal{Currency: curString(cur)}
+		d.totals[cur] = t
+	}
+	d.last, d.lastCur = t, cur
+	return t
 }
 
-// checkFee adds row ri to the day's fees and checks it against the
-// contract.
-func (m *Matcher) checkFee(ri int32) {
-	r := &m.rows[ri]
-	if statusCodes[r.status] != reconcile.StatusSuccess {
-		return
-	}
-	c := &m.feeCheck
-	t, cur := c.last, m.rowCur(ri)
-	if t == nil || cur != c.lastCur {
-		if c.totals == nil {
-			c.totals = map[[3]byte]*reconcile.FeeTotal{}
-			c.rules = feeRules{contract: m.opts.Fees, rules: map[[4]byte]*feeRule{}}
-		}
-		if t = c.totals[cur]; t == nil {
-			t = &reconcile.FeeTotal{Currency: curString(cur)}
-			c.totals[cur] = t
-		}
-		c.last, c.lastCur = t, cur
-	}
+// checkFee adds a settled row to the day's fees and checks it against the
+// contract's rule for it: off says its fee is off the contract by more
+// than the rule's tolerance, want the contract's fee.
+func checkFee(t *reconcile.FeeTotal, rule *feeRule, r rowstore.RowTerms) (want int64, off bool) {
 	t.Rows++
-	t.Charged = reconcile.AddSaturating(t.Charged, r.fee)
-	if m.opts.Fees == nil {
-		return
+	t.Charged = reconcile.AddSaturating(t.Charged, r.FeeMilli)
+	if rule == nil || !rule.ok {
+		return 0, false
 	}
-	rule := c.rules.rule(r.kind, cur)
-	if !rule.ok {
-		return
-	}
-	want, err := rule.Fee(r.amount)
+	want, err := rule.Fee(r.Amount)
 	if err != nil {
-		return // an amount past 10^16 minor units: no contract's fee is computed for it
+		return 0, false // an amount past 10^16 minor units: no contract's fee is computed for it
 	}
 	t.Checked++
-	t.ChargedChecked = reconcile.AddSaturating(t.ChargedChecked, r.fee)
+	t.ChargedChecked = reconcile.AddSaturating(t.ChargedChecked, r.FeeMilli)
 	t.Expected = reconcile.AddSaturating(t.Expected, want)
-	if reconcile.FeeDifference(r.fee, want) > rule.ToleranceMilli {
-		c.off = append(c.off, feeOff{ri, want})
-	}
+	return want, reconcile.FeeDifference(r.FeeMilli, want) > rule.ToleranceMilli
 }
 
-// fees reports each row whose fee is off the contract by more than its
-// tolerance, and returns the day's fees by currency.
+// fees applies rule 11 to every settled row: it reports each whose fee is
+// off the contract by more than its tolerance, and returns the day's fees
+// by currency.
 func (m *Matcher) fees(add func(reconcile.Finding)) []reconcile.FeeTotal {
-	c := &m.feeCheck
-	for _, o := range c.off {
-		add(m.feeMismatch(o.row, o.want, &c.rules.rule(m.rows[o.row].kind, m.rowCur(o.row)).FeeRule))
+	day := feeDay{totals: map[[3]byte]*reconcile.FeeTotal{}}
+	var rules *feeRules
+	if m.opts.Fees != nil {
+		rules = &feeRules{contract: m.opts.Fees, rules: map[feeKey]*feeRule{}}
 	}
-	out := make([]reconcile.FeeTotal, 0, len(c.totals))
-	for _, t := range c.totals {
+	for ri := range int32(m.store.RowCount()) {
+		r := m.store.Row(ri)
+		if r.Status != reconcile.StatusSuccess {
+			continue
+		}
+		var rule *feeRule
+		if rules != nil {
+			rule = rules.rule(r.Kind, r.Currency)
+		}
+		if want, off := checkFee(day.total(r.Currency), rule, r); off {
+			add(feeMismatch(m.store.Transaction(ri), want, &rule.FeeRule))
+		}
+	}
+	out := make([]reconcile.FeeTotal, 0, len(day.totals))
+	for _, t := range day.totals {
 		out = append(out, *t)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Currency < out[j].Currency })
 	return out
 }
 
-func (m *Matcher) feeMismatch(ri int32, want int64, rule *reconcile.FeeRule) reconcile.Finding {
-	tx := m.transaction(ri)
+func feeMismatch(tx reconcile.Transaction, want int64, rule *reconcile.FeeRule) reconcile.Finding {
 	f := fromRow(tx, nil)
 	f.Category = reconcile.FeeMismatch
 	f.FeeMilli, f.ExpectedFeeMilli = tx.FeeMilli, want

@@ -26,9 +26,7 @@ package matcher
 
 import (
 	"fmt"
-	"hash/maphash"
 	"maps"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
@@ -38,6 +36,7 @@ import (
 	"reconcile"
 	"reconcile/matcher/internal/offheap"
 	"reconcile/matcher/memory"
+	"reconcile/matcher/rowstore"
 )
 
 // Options tune a matcher to its channel.
@@ -86,33 +85,24 @@ type group struct {
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
 type Matcher struct {
-	day         reconcile.BusinessDay
-	opts        Options
-	arena       arena
-	rows        []row
-	groups      []keyGroup
-	tab         table
-	locals      []localRow
-	localText   map[int32]localText // of the locals whose text is not their row's
-	words       []string            // local and idempotency statuses, coded (wordCode)
-	ownWords    map[int64]string    // the words past them, by record (ownWordKey)
-	curs        [][3]byte           // currencies, coded (curCode)
-	lastCur     uint8               // the code curCode gave last
-	ownCurs     map[int32][3]byte   // the currencies past them, by record
-	ownRowCurs  map[int32][3]byte   // and by row
-	rawKinds    []span              // the rows' own words for their kinds, shared (rawKind)
-	batch       batch               // lookups waiting to be done together
+	day   reconcile.BusinessDay
+	opts  Options
+	store *rowstore.Store // tonight's rows by key, and their local records
+	big   *offheap.Mappings
+	// earlier are the rows of earlier nights with tonight's keys, by
+	// group; nights is tonight's keys meeting the earlier nights' memory.
 	earlier     map[int32][]reconcile.Transaction
+	nights      *memory.Reader
 	others      []reconcile.Transaction
 	prevPending []reconcile.Finding
 	reversed    []reconcile.Finding
 	// orders are what the ledger knows of the orders a refund touches
-	// tonight (AddOrderRefunds); earlierOrders the customers' paid orders
-	// settled on earlier nights (AddEarlierOrder).
+	// tonight (AddOrderRefunds); owners the orders by the channel ids our
+	// records hold (AddPaymentOwners); earlierOrders the customers' paid
+	// orders settled on earlier nights (AddEarlierOrder).
 	orders        map[string]*reconcile.OrderRefunds
-	owners        map[string]string // orders by the channel ids our records hold (AddPaymentOwners)
+	owners        map[string]string
 	earlierOrders []reconcile.LocalRecord
-	records       []reconcile.LocalRecord // rule 10's orders that are not the index's
 	// unkeyed are refund rows without our refund number, kept aside until
 	// their channel refund id is looked up (ResolveRefunds); those nothing
 	// links stay here and are reported.
@@ -125,23 +115,14 @@ type Matcher struct {
 	otherOrders      []reconcile.LocalRecord
 	settledElsewhere []uint64
 	elsewhereSorted  bool
-	feeCheck         feeCheck          // the day's fees, checked as the rows are indexed
-	pairs            pairCounters      // tonight's orders of rule 10, counted as they attach
-	rates            map[string]uint16 // the files' own fee rates, by their code in the row
-	rateWords        []string
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
 	unseenSeen []bool
-	// nights is tonight's keys meeting the earlier nights' memory (Nights).
-	nights *memory.Reader
-	big    *offheap.Mappings // the arrays allocated outside the heap
 	// While the file is still being read (Interleave until RowsDone), a
-	// local record whose key has no row yet waits in early, and an order
-	// whose rows do not yet say it settled waits in recheck (rule 10).
+	// local record whose key has no row yet waits in early.
 	interleaved bool
 	early       []reconcile.LocalRecord
-	recheck     []int32
 	rowCount    int
 	batchRows   int
 	localRows   int
@@ -149,23 +130,8 @@ type Matcher struct {
 
 // New returns a matcher for the business day.
 func New(day reconcile.BusinessDay, opts Options) *Matcher {
-	m := &Matcher{day: day, opts: opts, tab: table{seed: maphash.MakeSeed()}, earlier: map[int32][]reconcile.Transaction{}, big: &offheap.Mappings{}}
-	if n := opts.ExpectRows; n > 0 {
-		m.rows = offheap.Slice[row](m.big, n, false, false)
-		m.groups = offheap.Slice[keyGroup](m.big, n, false, false)
-		m.locals = offheap.Slice[localRow](m.big, n, false, false)
-		m.arena.b = offheap.Slice[byte](m.big, n*56, false, false) // order number, channel id, some refund numbers
-		slots := 1024
-		for 2*slots < 3*n { // at most two thirds full
-			slots *= 2
-		}
-		m.tab.slots = offheap.Slice[uint64](m.big, slots, true, true)
-		if m.big.Mapped() > 0 {
-			// A matcher dropped without Memory (a run that failed) returns
-			// its arrays when it is collected.
-			runtime.AddCleanup(m, func(ms *offheap.Mappings) { ms.Release() }, m.big)
-		}
-	}
+	m := &Matcher{day: day, opts: opts, earlier: map[int32][]reconcile.Transaction{}, big: &offheap.Mappings{}}
+	m.store = rowstore.New(day.Location, opts.ExpectRows, m.big, m.unmatched)
 	return m
 }
 
@@ -174,7 +140,6 @@ func New(day reconcile.BusinessDay, opts Options) *Matcher {
 // method, it copies what it keeps of the row's text: the caller may
 // reuse it once the call returns.
 func (m *Matcher) AddRow(tx reconcile.Transaction) {
-	m.flushLocals()
 	m.rowCount++
 	if tx.Kind == reconcile.KindBatch {
 		m.batchRows++ // fees and payouts of the batch: counted, not matched
@@ -188,36 +153,7 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 		m.unkeyed = append(m.unkeyed, tx.Clone()) // until its refund id is looked up (ResolveRefunds)
 		return
 	}
-	m.index(tx)
-}
-
-// index puts a payment or refund row in the index under its key.
-func (m *Matcher) index(tx reconcile.Transaction) {
-	kind := codeOfKind(tx.Kind)
-	if why := reconcile.KeyFault(&tx); why != "" {
-		// The parsers and the ledger refuse such a row; one here is a caller's bug.
-		panic(fmt.Sprintf("matcher: row of line %d: %s", tx.Line, why))
-	}
-	ri := int32(len(m.rows))
-	r := row{
-		text:   m.arena.add(tx.OrderNo).off,
-		orderN: uint16(len(tx.OrderNo)), refundN: uint16(len(tx.RefundNo)), idN: uint16(len(tx.ChannelTxnID)),
-		amount: tx.Amount, fee: tx.FeeMilli, at: unixNano(tx.OccurredAt), line: int32(tx.Line),
-		next: -1, kind: kind, status: statusCode(tx.Status),
-	}
-	m.setRowCur(ri, &r, curOf(tx.Currency))
-	m.arena.add(tx.RefundNo)
-	m.arena.add(tx.ChannelTxnID)
-	r.rawKind = m.addRawKind(tx.RawKind) // after the row's text, which its own word follows
-	if tx.FeeRate != "" && m.opts.Fees != nil {
-		r.feeRate = m.rateCode(tx.FeeRate) // shown beside the contract's rate
-	}
-	m.rows = append(m.rows, r)
-	m.checkFee(ri)
-	m.batch.rows = append(m.batch.rows, pendingRow{ri, m.tab.hashString(kind, tx.Key())})
-	if len(m.batch.rows) == batchSize {
-		m.flushRows()
-	}
+	m.store.Add(tx, m.opts.Fees != nil)
 }
 
 // LocalKeys returns the keys of tonight's file that no local record has
@@ -228,17 +164,11 @@ func (m *Matcher) LocalKeys() (orders, refunds []string) {
 }
 
 func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
-	m.flush()
-	for i := range m.groups {
-		g := &m.groups[i]
-		if withoutLocal && g.local >= 0 {
+	for gi := range int32(m.store.Groups()) {
+		if withoutLocal && m.store.HasLocal(gi) {
 			continue
 		}
-		if g.kind() == refundCode {
-			refunds = append(refunds, m.arena.str(m.groupKey(g)))
-		} else {
-			orders = append(orders, m.arena.str(m.groupKey(g)))
-		}
+		orders, refunds = m.appendKey(gi, orders, refunds)
 	}
 	sort.Strings(orders)
 	sort.Strings(refunds)
@@ -262,7 +192,7 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // for comparison; a settled record of the day without rows is missing from
 // the channel's file, or pending when it settled within the grace window
 // before the cut-off, unless an earlier night's file carried it (see
-// AddMemory). Other records are not this run's business.
+// Nights). Other records are not this run's business.
 //
 // The record may borrow the driver's buffers, which are reused once it
 // returns: a record with rows tonight goes into the index without
@@ -277,7 +207,7 @@ func (m *Matcher) AddLocalRows(rs []reconcile.LocalRow) {
 	for i := range rs {
 		m.addLocalRow(&rs[i], false)
 	}
-	m.flushLocals()
+	m.store.Flush()
 }
 
 // addLocalRow keeps another shard's order aside and queues the rest,
@@ -287,7 +217,19 @@ func (m *Matcher) addLocalRow(r *reconcile.LocalRow, copyText bool) {
 		m.otherOrders = append(m.otherOrders, r.Record())
 		return
 	}
-	m.queueLocal(r, copyText)
+	m.localRows++
+	m.store.Attach(r, copyText)
+}
+
+// unmatched takes a local record whose key has no row: one that may
+// still meet its rows (Interleave) waits, the others are unseen.
+func (m *Matcher) unmatched(r *reconcile.LocalRow) {
+	if m.interleaved && rowstore.Keyed(r.Kind) {
+		m.early = append(m.early, r.Record())
+		m.localRows-- // counted again when it is queued again (RowsDone)
+		return
+	}
+	m.keepUnseen(r.Record())
 }
 
 // Interleave lets local records come while the file is still being read
@@ -301,27 +243,21 @@ func (m *Matcher) Early() int { return len(m.early) }
 
 // RowsDone says every row of the file is in, the refunds without our
 // refund number resolved (ResolveRefunds) among them: the records held
-// meet their rows, or none, and the orders that attached before all their
-// rows were in are looked at again for rule 10.
+// meet their rows, or none.
 func (m *Matcher) RowsDone() {
 	if !m.interleaved {
 		return
 	}
+	m.store.Flush()
 	m.interleaved = false
 	early := m.early
 	m.early = nil
 	for _, e := range early {
 		r := e.Row() // text of its own
-		m.queueLocal(&r, false)
+		m.localRows++
+		m.store.Attach(&r, false)
 	}
-	m.flushLocals()
-	for _, li := range m.recheck {
-		if l := &m.locals[li]; m.settledRow(l.row) {
-			l.set(localPairable, true)
-			m.countPair(li, l)
-		}
-	}
-	m.recheck = nil
+	m.store.Flush()
 }
 
 // AddContextRow takes a row of another shard's key that a case of this
@@ -336,80 +272,13 @@ func (m *Matcher) AddContextRow(tx reconcile.Transaction) {
 // need to know (AddLocalRow of an OtherShard order).
 func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction) {
 	if tx.Kind == reconcile.KindPayment && tx.Status == reconcile.StatusSuccess {
-		m.settledElsewhere = append(m.settledElsewhere, m.orderHash(tx.OrderNo))
+		m.settledElsewhere = append(m.settledElsewhere, m.store.HashOrder(tx.OrderNo))
 	}
-}
-
-// attach counts a local record and, when its key (hashed to h) has rows
-// tonight, makes it the key's local record. Its text is kept only where it
-// differs from the row's: the key is the same by definition, and the
-// channel id and order number nearly always are.
-func (m *Matcher) attach(r *reconcile.LocalRow, h uint64) bool {
-	m.localRows++
-	if !isKeyed(r.Kind) {
-		return false
-	}
-	kind := codeOfKind(r.Kind)
-	key := r.OrderNo
-	if kind == refundCode {
-		key = r.RefundNo
-	}
-	gi := m.lookupHashedBytes(kind, key, h)
-	if gi < 0 {
-		return false
-	}
-	g := &m.groups[gi]
-	if g.local >= 0 {
-		return true
-	}
-	first := &m.rows[g.first]
-	li := int32(len(m.locals))
-	l := localRow{amount: r.Amount, at: unixNano(r.SettledAt), row: g.first, customer: r.Customer, created: unixNano(r.CreatedAt)}
-	l.set(localRefund, kind == refundCode)
-	l.set(localNoID, len(r.ChannelTxnID) == 0)
-	l.set(localCustomer, r.HasCustomer)
-	m.setCur(li, &l, curOfBytes(r.Currency))
-	m.setWord(li, &l, false, r.Status)
-	m.setWord(li, &l, true, r.IdemStatus)
-	if pairable := m.pairable(gi, li, &l); pairable {
-		l.set(localPairable, true)
-		m.countPair(li, &l) // as it attaches, while the record is at hand
-	} else if m.interleaved && m.mayPair(li, &l) {
-		m.recheck = append(m.recheck, li) // a later row may settle it
-	}
-	sameOrder := string(m.arena.bytes(first.order())) == string(r.OrderNo)
-	sameRefund := string(m.arena.bytes(first.refund())) == string(r.RefundNo)
-	sameID := l.is(localNoID) || string(m.arena.bytes(first.id())) == string(r.ChannelTxnID)
-	l.set(localOtherOrder, kind == refundCode && !sameOrders(m.arena.bytes(first.order()), r.OrderNo))
-	// A payment our record holds another channel id for: the row's id
-	// may be our record of another order (PaymentIDs).
-	l.set(localOtherID, kind == paymentCode && !m.opts.ForeignIDs && !sameID)
-	if !sameOrder || !sameRefund || !sameID {
-		t := localText{first.order(), first.refund(), first.id()}
-		if !sameOrder {
-			t.order = m.arena.addBytes(r.OrderNo)
-		}
-		if !sameRefund {
-			t.refund = m.arena.addBytes(r.RefundNo)
-		}
-		if !sameID {
-			t.id = m.arena.addBytes(r.ChannelTxnID)
-		} else if l.is(localNoID) {
-			t.id = span{}
-		}
-		if m.localText == nil {
-			m.localText = map[int32]localText{}
-		}
-		m.localText[li] = t
-	}
-	g.local = li
-	m.locals = append(m.locals, l)
-	return true
 }
 
 // keepUnseen keeps a settled record of the day that has no rows tonight:
 // missing or pending, unless an earlier night's file carried it, which is
-// known once the memory is in (AddMemory).
+// known once the memory is in (Nights).
 func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 	if !rec.Settled() || rec.SettledAt.IsZero() || !m.day.Contains(rec.SettledAt) {
 		return
@@ -425,22 +294,21 @@ func (m *Matcher) keepUnseen(rec reconcile.LocalRecord) {
 // into a case: a run asks for these keys while it reads the memory, and
 // for MemoryIdemKeys after.
 func (m *Matcher) IdemKeys() (orders, refunds []string) {
-	m.flush()
-	for gi := range m.groups {
-		if m.groups[gi].local >= 0 && !m.plainMatch(int32(gi)) {
-			orders, refunds = m.appendKey(int32(gi), orders, refunds)
+	for gi := range int32(m.store.Groups()) {
+		if m.store.HasLocal(gi) && !m.plainMatch(gi) {
+			orders, refunds = m.appendKey(gi, orders, refunds)
 		}
 	}
 	return orders, refunds
 }
 
-// MemoryIdemKeys returns the keys that AddMemory made cases of, whose
-// groups IdemKeys left out as plain matches.
+// MemoryIdemKeys returns the keys that the earlier nights made cases of,
+// whose groups IdemKeys left out as plain matches.
 func (m *Matcher) MemoryIdemKeys() (orders, refunds []string) {
-	m.flush()
+	m.store.Flush()
 	gis := slices.Sorted(maps.Keys(m.earlier))
 	for _, gi := range gis {
-		if m.groups[gi].local >= 0 && m.agrees(gi) {
+		if m.store.HasLocal(gi) && m.agrees(gi) {
 			orders, refunds = m.appendKey(gi, orders, refunds)
 		}
 	}
@@ -448,34 +316,24 @@ func (m *Matcher) MemoryIdemKeys() (orders, refunds []string) {
 }
 
 func (m *Matcher) appendKey(gi int32, orders, refunds []string) ([]string, []string) {
-	g := &m.groups[gi]
-	if g.kind() == refundCode {
-		return orders, append(refunds, m.arena.str(m.groupKey(g)))
+	key := strings.Clone(m.store.Key(gi))
+	if m.store.Kind(gi) == reconcile.KindRefund {
+		return orders, append(refunds, key)
 	}
-	return append(orders, m.arena.str(m.groupKey(g))), refunds
+	return append(orders, key), refunds
 }
 
 // SetIdem records the idempotency status of a key of the file.
 func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
-	m.flush()
-	if gi := m.lookup(codeOfKind(kind), key); gi >= 0 && m.groups[gi].local >= 0 {
-		li := m.groups[gi].local
-		m.setWord(li, &m.locals[li], true, []byte(status))
+	if gi := m.store.Find(kind, key); gi >= 0 {
+		m.store.SetIdem(gi, status)
 	}
 }
 
 // materialize returns group gi as values, for classification.
 func (m *Matcher) materialize(gi int32) *group {
-	g := &m.groups[gi]
-	out := &group{rows: make([]reconcile.Transaction, 0, g.n()), earlier: m.earlier[gi], owners: m.owners,
+	return &group{rows: m.store.Rows(gi), earlier: m.earlier[gi], local: m.store.Local(gi), owners: m.owners,
 		ownIDs: !m.opts.ForeignIDs}
-	for ri := g.first; ri >= 0; ri = m.rows[ri].next {
-		out.rows = append(out.rows, m.transaction(ri))
-	}
-	if g.local >= 0 {
-		out.local = m.local(g.local)
-	}
-	return out
 }
 
 // plainMatch reports whether group gi is one row that agrees with its
@@ -486,19 +344,35 @@ func (m *Matcher) plainMatch(gi int32) bool {
 }
 
 // agrees reports whether group gi is one row that agrees with its local
-// record, whatever earlier nights said of its key.
+// record, whatever earlier nights said of its key: the one predicate of
+// rule 3 (agreement) over the group at a glance. A record whose text is
+// not its row's is looked at whole (compare): a refund on another order,
+// a payment whose channel id our record holds another of (PaymentIDs).
 func (m *Matcher) agrees(gi int32) bool {
-	g := &m.groups[gi]
-	if g.n() != 1 || g.local < 0 {
+	g := m.store.Glance(gi)
+	if g.Rows != 1 || !g.HasLocal || g.OtherOrder {
 		return false
 	}
-	r, l := &m.rows[g.first], &m.locals[g.local]
-	if l.is(localOtherID) {
-		return false // to be looked into (PaymentIDs), though it may agree
+	if g.OtherID && m.store.Kind(gi) == reconcile.KindPayment && !m.opts.ForeignIDs {
+		return false // to be looked into, though it may agree
 	}
-	return agreement(!l.is(localOtherOrder),
-		terms{r.amount, m.rowCur(g.first), statusCodes[r.status]},
-		terms{l.amount, m.localCur(g.local, l), localOutcome(m.word(g.local, l, false))}) == reconcile.Matched
+	return agreement(true, terms{g.Row.Amount, g.Row.Currency, g.RowStatus},
+		terms{g.Local.Amount, g.Local.Currency, localOutcome(g.LocalStatus)}) == reconcile.Matched
+}
+
+// curString is a currency as the store codes it, as text.
+func curString(c [3]byte) string {
+	n := 3
+	for n > 0 && c[n-1] == 0 {
+		n--
+	}
+	return string(c[:n])
+}
+
+// curOf is a currency as the store codes it.
+func curOf(s string) (c [3]byte) {
+	copy(c[:], s)
+	return c
 }
 
 func localOutcome(status string) reconcile.TxnStatus {
@@ -571,7 +445,7 @@ func (c Classification) Result(run reconcile.Run) *reconcile.Result {
 
 // Classify classifies everything added so far.
 func (m *Matcher) Classify() Classification {
-	m.flush()
+	m.store.Flush()
 	// Tonight's keys listed by hash served the earlier nights' memory,
 	// all of it read by now: returned before classification needs its own.
 	m.forgetNights()
@@ -598,14 +472,15 @@ func (m *Matcher) Classify() Classification {
 	// largest part of the heap at ten million rows.
 	var odd []int32
 	rows := 0 // of the odd groups: at most a finding each
-	for gi := range m.groups {
-		if reversed[int32(gi)] == nil && m.plainMatch(int32(gi)) {
+	groups := int32(m.store.Groups())
+	for gi := range groups {
+		if reversed[gi] == nil && m.plainMatch(gi) {
 			continue
 		}
-		odd = append(odd, int32(gi))
-		rows += int(m.groups[gi].n())
+		odd = append(odd, gi)
+		rows += int(m.store.Glance(gi).Rows)
 	}
-	res.Counts[reconcile.Matched] += len(m.groups) - len(odd)
+	res.Counts[reconcile.Matched] += int(groups) - len(odd)
 	res.Findings = make([]reconcile.Finding, 0, rows+len(m.unseen)+len(m.prevPending)+
 		len(m.reversed)+len(m.others)+len(m.unkeyed)+len(m.orders))
 	for _, gi := range odd {
@@ -627,7 +502,7 @@ func (m *Matcher) Classify() Classification {
 		}
 	}
 	for _, p := range m.prevPending {
-		if m.lookup(codeOfKind(p.Kind), p.Key()) >= 0 {
+		if m.store.Find(p.Kind, p.Key()) >= 0 {
 			res.Resolved = append(res.Resolved, p.Ref)
 			continue
 		}
@@ -654,7 +529,7 @@ func (m *Matcher) Classify() Classification {
 func (m *Matcher) reversedByGroup() map[int32]map[string]reconcile.Finding {
 	out := map[int32]map[string]reconcile.Finding{}
 	for _, f := range m.reversed {
-		gi := m.lookup(codeOfKind(f.Kind), f.Key())
+		gi := m.store.Find(f.Kind, f.Key())
 		if gi < 0 {
 			continue
 		}
@@ -670,21 +545,16 @@ func (m *Matcher) reversedByGroup() map[int32]map[string]reconcile.Finding {
 // row with its channel id, or, for a row without one, with its
 // fingerprint.
 func (m *Matcher) carries(f reconcile.Finding) bool {
-	gi := m.lookup(codeOfKind(f.Kind), f.Key())
+	gi := m.store.Find(f.Kind, f.Key())
 	if gi < 0 {
 		return false
 	}
+	rows := m.store.Rows(gi)
 	if f.ChannelTxnID == "" {
-		g := m.materialize(gi)
-		sortRows(g.rows)
-		return slices.Contains(rowFingerprints(g.rows), f.Fingerprint())
+		sortRows(rows)
+		return slices.Contains(rowFingerprints(rows), f.Fingerprint())
 	}
-	for ri := m.groups[gi].first; ri >= 0; ri = m.rows[ri].next {
-		if string(m.arena.bytes(m.rows[ri].id())) == f.ChannelTxnID {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(rows, func(r reconcile.Transaction) bool { return r.ChannelTxnID == f.ChannelTxnID })
 }
 
 func sortRows(rows []reconcile.Transaction) {

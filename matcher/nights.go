@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"reconcile"
-	"reconcile/matcher/internal/offheap"
-	"reconcile/matcher/internal/work"
 	"reconcile/matcher/memory"
 )
 
@@ -23,7 +21,7 @@ import (
 // Call it once every row is in; the reader lists the keys as they are
 // then.
 func (m *Matcher) Nights() *memory.Reader {
-	m.flush()
+	m.store.Flush()
 	if m.nights == nil {
 		m.nights = memory.NewReader(tonight{m}, m.metEarlier, m.seenEarlier, m.big)
 	}
@@ -34,8 +32,7 @@ func (m *Matcher) Nights() *memory.Reader {
 // group gi. Only its hash is known of its channel id: "fp:" and the hash
 // in hex stands for it (rowToken).
 func (m *Matcher) metEarlier(gi int32, date time.Time, rec memory.Record) {
-	g := &m.groups[gi]
-	first := &m.rows[g.first]
+	order, refund := m.store.FirstRow(gi)
 	var idb [8]byte
 	binary.BigEndian.PutUint64(idb[:], rec.ID)
 	cur := rec.Currency[:]
@@ -43,9 +40,9 @@ func (m *Matcher) metEarlier(gi int32, date time.Time, rec memory.Record) {
 		cur = cur[:len(cur)-1]
 	}
 	m.earlier[gi] = append(m.earlier[gi], reconcile.Transaction{
-		Kind:         kindOf(g.kind()),
-		OrderNo:      m.arena.str(first.order()),
-		RefundNo:     m.arena.str(first.refund()),
+		Kind:         m.store.Kind(gi),
+		OrderNo:      order,
+		RefundNo:     refund,
 		ChannelTxnID: "fp:" + hex.EncodeToString(idb[:]),
 		Amount:       rec.Amount,
 		Currency:     string(cur),
@@ -66,31 +63,13 @@ func (m *Matcher) forgetNights() {
 	}
 }
 
-// tonight is the matcher as the nights' memory sees it: its groups' keys,
-// and its unseen records' keys.
+// tonight is the matcher as the nights' memory sees it: the store's
+// keys, and its unseen records' keys.
 type tonight struct{ m *Matcher }
 
-func (t tonight) Keys() int { return len(t.m.groups) }
+func (t tonight) Keys() int { return t.m.store.Groups() }
 
-// HashKeys hashes a batch of groups' keys: their rows and keys, each one
-// a wait for main memory, are loaded together first, as lookups are
-// (batch.go). At ten million keys in 16 passes, hashing them one at a
-// time had taken four times as long as hashing them all in order.
-func (t tonight) HashKeys(gis []int32, hs []memory.KeyHash) {
-	m := t.m
-	var sink byte
-	for _, gi := range gis {
-		sink += byte(m.rows[m.groups[gi].first].kind)
-	}
-	for _, gi := range gis {
-		sink += m.arena.b[m.groupKey(&m.groups[gi]).off]
-	}
-	for i, gi := range gis {
-		g := &m.groups[gi]
-		hs[i] = memory.HashKey(kindOf(g.kind()), m.arena.bytes(m.groupKey(g)))
-	}
-	m.batch.sink += uint64(sink) // keeps the warming loads
-}
+func (t tonight) HashKeys(gis []int32, hs []memory.KeyHash) { t.m.store.HashKeys(gis, hs) }
 
 func (t tonight) Unseen() []memory.KeyHash {
 	out := make([]memory.KeyHash, len(t.m.unseen))
@@ -120,34 +99,16 @@ var statusCodes = []reconcile.TxnStatus{reconcile.StatusSuccess, reconcile.Statu
 // writes the records, so a night of millions of rows does not hold both
 // at once, and of the rest after; the matcher cannot be used again.
 func (m *Matcher) Memory() reconcile.NightMemory {
-	m.flush()
 	m.forgetNights()
-	groups, locals, slots := m.groups, m.locals, m.tab.slots
-	m.groups, m.locals, m.tab.slots, m.earlier, m.localText = nil, nil, nil, nil, nil
-	offheap.Free(m.big, groups)
-	offheap.Free(m.big, locals)
-	offheap.Free(m.big, slots)
-	if len(m.rows) > 1<<20 {
+	m.store.Release()
+	m.earlier = nil
+	rows := m.store.RowCount()
+	if rows > 1<<20 {
 		runtime.GC() // so the records reuse that memory instead of adding to it
 	}
-	// Hashing is most of the work, and each record is its own: the rows
-	// are cut in one range per processor.
-	w := memory.NewWriter(len(m.rows))
-	workers := work.For(len(m.rows))
-	work.Parallel(workers, func(wk int) {
-		lo, hi := work.Share(wk, workers, len(m.rows))
-		for i := lo; i < hi; i++ {
-			r := &m.rows[i]
-			id := memory.HashID(m.arena.bytes(r.id()))
-			if r.idN == 0 {
-				id = memory.RowID(m.transaction(int32(i))) // rare: a row without a channel id
-			}
-			kind := kindOf(r.kind)
-			w.Put(i, kind, memory.Record{Key: memory.HashKey(kind, m.arena.bytes(r.key())), ID: id,
-				Amount: r.amount, Currency: m.rowCur(int32(i)), Status: statusCodes[r.status]})
-		}
-	})
-	m.rows, m.arena.b, m.pairs = nil, nil, pairCounters{}
+	w := memory.NewWriter(rows)
+	m.store.Remember(w)
+	m.store.Close()
 	m.big.Release()
 	return w.Done()
 }

@@ -19,16 +19,14 @@ import (
 // group is not a plain match, to be looked up among our orders' channel
 // ids. Call it once every local record is in.
 func (m *Matcher) PaymentIDs() []string {
-	m.flush()
 	seen := map[string]bool{}
 	var out []string
-	for gi := range m.groups {
-		g := &m.groups[gi]
-		if g.kind() != paymentCode || m.plainMatch(int32(gi)) {
+	for gi := range int32(m.store.Groups()) {
+		if m.store.Kind(gi) != reconcile.KindPayment || m.plainMatch(gi) {
 			continue
 		}
-		for ri := g.first; ri >= 0; ri = m.rows[ri].next {
-			if id := m.arena.str(m.rows[ri].id()); id != "" && !seen[id] {
+		for _, r := range m.store.Rows(gi) {
+			if id := r.ChannelTxnID; id != "" && !seen[id] {
 				seen[id] = true
 				out = append(out, id)
 			}

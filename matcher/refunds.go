@@ -27,7 +27,6 @@ import (
 // index holds its order's record for at least as much, and otherwise the
 // order is named here.
 func (m *Matcher) RefundOrders() []string {
-	m.flush()
 	seen := map[string]bool{}
 	var out []string
 	name := func(order string) {
@@ -36,24 +35,22 @@ func (m *Matcher) RefundOrders() []string {
 			out = append(out, order)
 		}
 	}
-	for gi := range m.groups {
-		g := &m.groups[gi]
-		if g.kind() != refundCode {
+	for gi := range int32(m.store.Groups()) {
+		if m.store.Kind(gi) != reconcile.KindRefund {
 			continue
 		}
 		// The ledger finds a plain match through the day's records; a
 		// refund whose record is of another day, or whose row says
 		// another amount or outcome, it is asked about by name.
-		order := m.arena.bytes(m.rows[g.first].order())
-		if g.local >= 0 && m.day.Contains(m.timeOf(m.locals[g.local].at)) && m.plainMatch(int32(gi)) {
-			if l := &m.locals[g.local]; m.holdsOrderFor(order, l.amount, m.localCur(g.local, l)) {
-				continue
-			}
+		order := m.store.Order(gi)
+		if g := m.store.Glance(gi); g.HasLocal && m.day.Contains(m.store.Time(g.Local.At)) && m.plainMatch(gi) &&
+			m.holdsOrderFor(order, g.Local.Amount, g.Local.Currency) {
+			continue
 		}
-		name(string(order))
+		name(strings.Clone(order))
 	}
 	for _, rec := range m.unseen { // the day's refunds without a row tonight
-		if rec.Kind == reconcile.KindRefund && !m.holdsOrderFor([]byte(rec.OrderNo), rec.Amount, curOf(rec.Currency)) {
+		if rec.Kind == reconcile.KindRefund && !m.holdsOrderFor(rec.OrderNo, rec.Amount, curOf(rec.Currency)) {
 			name(rec.OrderNo)
 		}
 	}
@@ -69,17 +66,16 @@ func (m *Matcher) RefundOrders() []string {
 // holdsOrderFor reports whether the index holds the local record of the
 // order, paid at least amount in cur: a single refund of that much can
 // be no refund past what was paid.
-func (m *Matcher) holdsOrderFor(order []byte, amount int64, cur [3]byte) bool {
-	if len(order) == 0 {
+func (m *Matcher) holdsOrderFor(order string, amount int64, cur [3]byte) bool {
+	if order == "" {
 		return false
 	}
-	gi := m.lookupHashedBytes(paymentCode, order, m.tab.hash(paymentCode, order))
-	if gi < 0 || m.groups[gi].local < 0 {
+	gi := m.store.Find(reconcile.KindPayment, order)
+	if gi < 0 {
 		return false
 	}
-	li := m.groups[gi].local
-	l := &m.locals[li]
-	return m.localCur(li, l) == cur && l.amount >= amount
+	g := m.store.Glance(gi)
+	return g.HasLocal && g.Local.Currency == cur && g.Local.Amount >= amount
 }
 
 // AddOrderRefunds takes what the ledger knows of an order a refund
@@ -125,21 +121,19 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	// Refunds an earlier night's file carried, by number, which its
 	// memory knows but the ledger's findings do not: not new tonight.
 	remembered := map[string]bool{}
-	for gi := range m.groups {
-		g := &m.groups[gi]
-		if g.kind() != refundCode {
+	for gi := range int32(m.store.Groups()) {
+		if m.store.Kind(gi) != reconcile.KindRefund {
 			continue
 		}
-		order := m.arena.bytes(m.rows[g.first].order())
-		if _, ok := m.orders[string(order)]; !ok {
+		o, ok := m.orders[m.store.Order(gi)]
+		if !ok {
 			continue
 		}
-		if len(m.earlier[int32(gi)]) > 0 {
-			remembered[m.arena.str(m.groupKey(g))] = true
+		if len(m.earlier[gi]) > 0 {
+			remembered[strings.Clone(m.store.Key(gi))] = true
 		}
-		for ri := g.first; ri >= 0; ri = m.rows[ri].next {
-			tonight[string(order)] = append(tonight[string(order)], m.transaction(ri))
-		}
+		order := o.Order.OrderNo // the lent one is the store's
+		tonight[order] = append(tonight[order], m.store.Rows(gi)...)
 	}
 	for i, rec := range m.unseen {
 		if rec.Kind == reconcile.KindRefund && m.unseenSeen[i] {
@@ -482,7 +476,7 @@ func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reco
 		case tx.RefundNo == "":
 			unlinked = append(unlinked, tx)
 		default:
-			m.index(tx)
+			m.store.Add(tx, m.opts.Fees != nil)
 		}
 	}
 	m.unkeyed = unlinked

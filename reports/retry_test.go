@@ -3,9 +3,7 @@ package reports_test
 import (
 	"context"
 	"errors"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +14,7 @@ import (
 	"github.com/slack-go/slack"
 
 	"reconcile/reports"
+	"reconcile/reports/slacktest"
 	"reconcile/retry"
 	"reconcile/retry/retrytest"
 )
@@ -33,13 +32,13 @@ func retryWorkbook(t *testing.T) string {
 
 // checkPostedOnce checks that every step after the post happened once and
 // succeeded, and that the message was posted exactly once.
-func checkPostedOnce(t *testing.T, srv *fakeSlack) {
+func checkPostedOnce(t *testing.T, srv *slacktest.Server) {
 	t.Helper()
-	if _, ok := srv.count("/chat.postMessage"); ok != 1 {
+	if _, ok := srv.Count(slacktest.PostMessage); ok != 1 {
 		t.Errorf("messages posted: got %d, want exactly 1", ok)
 	}
-	for _, path := range []string{"/files.getUploadURLExternal", "/upload/abc", "/files.completeUploadExternal"} {
-		if _, ok := srv.count(path); ok != 1 {
+	for _, path := range []string{slacktest.GetUploadURL, slacktest.Upload, slacktest.CompleteUpload} {
+		if _, ok := srv.Count(path); ok != 1 {
 			t.Errorf("%s: got %d successful calls, want 1", path, ok)
 		}
 	}
@@ -51,15 +50,15 @@ func TestBotNotifierRetry(t *testing.T) {
 	workbook := retryWorkbook(t)
 
 	t.Run("5xx and 429 on the post", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.script["/chat.postMessage"] = []fakeReply{{status: 500}, {status: 500}, {status: 429, retryAfter: "2"}}
+		srv := slacktest.NewServer(t)
+		srv.Queue(slacktest.PostMessage, slacktest.Reply{Status: 500}, slacktest.Reply{Status: 500}, slacktest.Reply{Status: 429, RetryAfter: "2"})
 		var sl retrytest.Waits
 		retry := retry.Policy{Base: 100 * time.Millisecond, Cap: time.Second, Sleep: sl.Sleep}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, srv.Option())
 		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
-		if calls, _ := srv.count("/chat.postMessage"); calls != 4 {
+		if calls, _ := srv.Count(slacktest.PostMessage); calls != 4 {
 			t.Errorf("chat.postMessage calls: got %d, want 4", calls)
 		}
 		checkPostedOnce(t, srv)
@@ -80,15 +79,15 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("ok false not retried", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.postFail = "invalid_auth"
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Error: "invalid_auth"})
 		var sl retrytest.Waits
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, srv.Option())
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "invalid_auth") {
 			t.Fatalf("got %v, want an error naming invalid_auth", err)
 		}
-		if got := len(srv.recorded()); got != 1 {
+		if got := len(srv.Calls()); got != 1 {
 			t.Errorf("calls: got %d, want 1", got)
 		}
 		if got := sl.All(); len(got) != 0 {
@@ -97,16 +96,16 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("400 not retried", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.always["/chat.postMessage"] = http.StatusBadRequest
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Status: http.StatusBadRequest})
 		var sl retrytest.Waits
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{Sleep: sl.Sleep}, srv.Option())
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		var sc slack.StatusCodeError
 		if !errors.As(err, &sc) || sc.Code != http.StatusBadRequest {
 			t.Fatalf("got %v, want a 400 StatusCodeError", err)
 		}
-		if got := len(srv.recorded()); got != 1 {
+		if got := len(srv.Calls()); got != 1 {
 			t.Errorf("calls: got %d, want 1", got)
 		}
 		if got := sl.All(); len(got) != 0 {
@@ -115,11 +114,11 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("503 forever stops at attempts", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Status: http.StatusServiceUnavailable})
 		var sl retrytest.Waits
 		retry := retry.Policy{Attempts: 4, Base: time.Second, Cap: 3 * time.Second, Sleep: sl.Sleep}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, srv.Option())
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil {
 			t.Fatal("got no error from a Slack that always answers 503")
@@ -129,7 +128,7 @@ func TestBotNotifierRetry(t *testing.T) {
 				t.Errorf("got %q, want it to say %q", err, want)
 			}
 		}
-		if calls, _ := srv.count("/chat.postMessage"); calls != 4 {
+		if calls, _ := srv.Count(slacktest.PostMessage); calls != 4 {
 			t.Errorf("calls: got %d, want 4", calls)
 		}
 		got := sl.All()
@@ -144,18 +143,18 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("budget stops it early", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Status: http.StatusServiceUnavailable})
 		// Real waits: the budget is wall time.
 		retry := retry.Policy{Attempts: 1000, Budget: 300 * time.Millisecond, Base: 20 * time.Millisecond, Cap: 80 * time.Millisecond}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, srv.Option())
 		start := time.Now()
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		elapsed := time.Since(start)
 		if err == nil || !strings.Contains(err.Error(), "budget") || !strings.Contains(err.Error(), "503") {
 			t.Fatalf("got %v, want an error naming the budget and the last 503", err)
 		}
-		calls, _ := srv.count("/chat.postMessage")
+		calls, _ := srv.Count(slacktest.PostMessage)
 		if calls < 2 || calls >= 1000 {
 			t.Errorf("calls: got %d, want a few, stopped by the budget", calls)
 		}
@@ -171,11 +170,11 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("retry-after beyond the budget", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.script["/chat.postMessage"] = []fakeReply{{status: 429, retryAfter: "30"}}
+		srv := slacktest.NewServer(t)
+		srv.Queue(slacktest.PostMessage, slacktest.Reply{Status: 429, RetryAfter: "30"})
 		var sl retrytest.Waits
 		retry := retry.Policy{Budget: 10 * time.Second, Sleep: sl.Sleep}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, srv.Option())
 		err := n.Notify(context.Background(), msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempt,") || !strings.Contains(err.Error(), "budget") {
 			t.Fatalf("got %v, want to give up at once on a wait longer than the budget", err)
@@ -190,60 +189,60 @@ func TestBotNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("failed completion does not post again", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.script["/files.completeUploadExternal"] = []fakeReply{{status: 500}}
-		srv.script["/upload/abc"] = []fakeReply{{status: 502}}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", noWait(), slack.OptionAPIURL(srv.URL+"/"))
+		srv := slacktest.NewServer(t)
+		srv.Queue(slacktest.CompleteUpload, slacktest.Reply{Status: 500})
+		srv.Queue(slacktest.Upload, slacktest.Reply{Status: 502})
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", noWait(), srv.Option())
 		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
 		checkPostedOnce(t, srv)
 		for path, want := range map[string]int{
-			"/chat.postMessage": 1, "/files.getUploadURLExternal": 1, "/upload/abc": 2, "/files.completeUploadExternal": 2,
+			slacktest.PostMessage: 1, slacktest.GetUploadURL: 1, slacktest.Upload: 2, slacktest.CompleteUpload: 2,
 		} {
-			if calls, _ := srv.count(path); calls != want {
+			if calls, _ := srv.Count(path); calls != want {
 				t.Errorf("%s: got %d calls, want %d", path, calls, want)
 			}
 		}
 		// The retried upload sends the file whole again.
-		for _, c := range srv.recorded() {
-			if c.path == "/upload/abc" && c.status == http.StatusOK {
-				if want := mustRead(t, workbook); string(c.body) != want {
-					t.Errorf("uploaded %d bytes, want the workbook's %d", len(c.body), len(want))
+		for _, c := range srv.Calls() {
+			if c.Path == slacktest.Upload && c.Status == http.StatusOK {
+				if want := mustRead(t, workbook); string(c.Body) != want {
+					t.Errorf("uploaded %d bytes, want the workbook's %d", len(c.Body), len(want))
 				}
 			}
 		}
 	})
 
 	t.Run("timeout retried", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.script["/chat.postMessage"] = []fakeReply{{status: 500, delay: 2 * time.Second}}
+		srv := slacktest.NewServer(t)
+		srv.Queue(slacktest.PostMessage, slacktest.Reply{Status: 500, Delay: 2 * time.Second})
 		client := &http.Client{Timeout: 200 * time.Millisecond}
 		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", noWait(),
-			slack.OptionAPIURL(srv.URL+"/"), slack.OptionHTTPClient(client))
+			srv.Option(), slack.OptionHTTPClient(client))
 		if err := n.Notify(context.Background(), msg, workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
-		if calls, _ := srv.count("/chat.postMessage"); calls != 2 {
+		if calls, _ := srv.Count(slacktest.PostMessage); calls != 2 {
 			t.Errorf("chat.postMessage calls: got %d, want 2 (one timed out)", calls)
 		}
 		checkPostedOnce(t, srv)
 	})
 
 	t.Run("caller's cancel stops at once", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.always["/chat.postMessage"] = http.StatusServiceUnavailable
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Status: http.StatusServiceUnavailable})
 		ctx, cancel := context.WithCancel(context.Background())
 		retry := retry.Policy{Sleep: func(ctx context.Context, d time.Duration) error {
 			cancel()
 			return ctx.Err()
 		}}
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, slack.OptionAPIURL(srv.URL+"/"))
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry, srv.Option())
 		err := n.Notify(ctx, msg, workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "stopped after 1 attempt") {
 			t.Fatalf("got %v, want it to stop after the first attempt", err)
 		}
-		if calls, _ := srv.count("/chat.postMessage"); calls != 1 {
+		if calls, _ := srv.Count(slacktest.PostMessage); calls != 1 {
 			t.Errorf("calls: got %d, want 1", calls)
 		}
 	})
@@ -253,38 +252,23 @@ func TestWebhookNotifierRetry(t *testing.T) {
 	res := testResult(t)
 	msg := reports.RunMessage(res, 5)
 
-	// webhook answers with statuses in turn, then 200, counting deliveries.
-	webhook := func(t *testing.T, statuses ...int) (*httptest.Server, func() (calls, delivered int)) {
-		var mu sync.Mutex
-		var calls, delivered int
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			io.Copy(io.Discard, r.Body)
-			mu.Lock()
-			defer mu.Unlock()
-			calls++
-			if calls <= len(statuses) {
-				http.Error(w, "nope", statuses[calls-1])
-				return
-			}
-			delivered++
-			io.WriteString(w, "ok")
-		}))
-		t.Cleanup(srv.Close)
-		return srv, func() (int, int) {
-			mu.Lock()
-			defer mu.Unlock()
-			return calls, delivered
+	// webhook answers with statuses in turn, then 200.
+	webhook := func(t *testing.T, statuses ...int) *slacktest.Server {
+		srv := slacktest.NewServer(t)
+		for _, st := range statuses {
+			srv.Queue(slacktest.Webhook, slacktest.Reply{Status: st})
 		}
+		return srv
 	}
 
 	t.Run("500 then 200", func(t *testing.T) {
-		srv, count := webhook(t, 500)
+		srv := webhook(t, 500)
 		var sl retrytest.Waits
-		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{Sleep: sl.Sleep})
+		n := reports.NewWebhookNotifier(srv.WebhookURL(), nil, retry.Policy{Sleep: sl.Sleep})
 		if err := n.Notify(context.Background(), msg, "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
-		if calls, delivered := count(); calls != 2 || delivered != 1 {
+		if calls, delivered := srv.Count(slacktest.Webhook); calls != 2 || delivered != 1 {
 			t.Errorf("got %d calls and %d deliveries, want 2 and 1", calls, delivered)
 		}
 		if got := sl.All(); len(got) != 1 || got[0] > time.Second {
@@ -293,8 +277,8 @@ func TestWebhookNotifierRetry(t *testing.T) {
 	})
 
 	t.Run("404 not retried", func(t *testing.T) {
-		srv, count := webhook(t, 404, 404)
-		n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), noWait())
+		srv := webhook(t, 404, 404)
+		n := reports.NewWebhookNotifier(srv.WebhookURL(), nil, noWait())
 		err := n.Notify(context.Background(), msg, "", nil)
 		if err == nil {
 			t.Fatal("got no error from a 404")
@@ -302,7 +286,7 @@ func TestWebhookNotifierRetry(t *testing.T) {
 		if strings.Contains(err.Error(), "secret") {
 			t.Errorf("got the webhook secret in %q", err)
 		}
-		if calls, _ := count(); calls != 1 {
+		if calls, _ := srv.Count(slacktest.Webhook); calls != 1 {
 			t.Errorf("calls: got %d, want 1", calls)
 		}
 	})

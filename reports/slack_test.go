@@ -6,14 +6,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,6 +18,7 @@ import (
 
 	"reconcile"
 	"reconcile/reports"
+	"reconcile/reports/slacktest"
 	"reconcile/retry"
 )
 
@@ -319,157 +317,6 @@ func TestFailureMessage(t *testing.T) {
 	}
 }
 
-// slackCall is one request the fake Slack received.
-type slackCall struct {
-	path   string
-	status int // what the fake answered; 0 when the client gave up first
-	form   map[string]string
-	body   []byte // the uploaded file, for the upload URL
-}
-
-// fakeReply is a failure the fake Slack gives before it answers normally.
-type fakeReply struct {
-	status     int
-	retryAfter string        // the Retry-After header, when set
-	delay      time.Duration // how long to hold the request before answering
-}
-
-// fakeSlack speaks enough of the Slack Web API for a bot to post a
-// message and upload a file, and records every call.
-type fakeSlack struct {
-	*httptest.Server
-	mu       sync.Mutex
-	calls    []slackCall
-	postFail string                 // when set, chat.postMessage answers with this error
-	script   map[string][]fakeReply // per path, the failures to give first, in order
-	always   map[string]int         // per path, a status to answer with forever
-}
-
-func newFakeSlack(t *testing.T) *fakeSlack {
-	fs := &fakeSlack{script: map[string][]fakeReply{}, always: map[string]int{}}
-	mux := http.NewServeMux()
-	reply := func(w http.ResponseWriter, v any) {
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(v)
-	}
-	form := func(r *http.Request) map[string]string {
-		if err := r.ParseForm(); err != nil {
-			t.Errorf("%s: %v", r.URL.Path, err)
-		}
-		m := map[string]string{}
-		for k := range r.PostForm {
-			m[k] = r.PostForm.Get(k)
-		}
-		return m
-	}
-	// failed answers the next scripted failure of the path, if any.
-	failed := func(w http.ResponseWriter, r *http.Request) bool {
-		fs.mu.Lock()
-		status, forever := fs.always[r.URL.Path]
-		var next fakeReply
-		if !forever && len(fs.script[r.URL.Path]) > 0 {
-			next = fs.script[r.URL.Path][0]
-			fs.script[r.URL.Path] = fs.script[r.URL.Path][1:]
-			status = next.status
-		}
-		fs.mu.Unlock()
-		if status == 0 {
-			return false
-		}
-		io.Copy(io.Discard, r.Body)
-		if next.delay > 0 {
-			select {
-			case <-time.After(next.delay):
-			case <-r.Context().Done():
-				fs.record(slackCall{path: r.URL.Path})
-				return true
-			}
-		}
-		if next.retryAfter != "" {
-			w.Header().Set("Retry-After", next.retryAfter)
-		}
-		fs.record(slackCall{path: r.URL.Path, status: status})
-		http.Error(w, http.StatusText(status), status)
-		return true
-	}
-	mux.HandleFunc("POST /chat.postMessage", func(w http.ResponseWriter, r *http.Request) {
-		if failed(w, r) {
-			return
-		}
-		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
-		if fs.postFail != "" {
-			reply(w, map[string]any{"ok": false, "error": fs.postFail})
-			return
-		}
-		reply(w, map[string]any{"ok": true, "channel": "C123", "ts": "1764370800.000100"})
-	})
-	mux.HandleFunc("POST /files.getUploadURLExternal", func(w http.ResponseWriter, r *http.Request) {
-		if failed(w, r) {
-			return
-		}
-		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
-		reply(w, map[string]any{"ok": true, "upload_url": fs.URL + "/upload/abc", "file_id": "F123"})
-	})
-	mux.HandleFunc("POST /upload/abc", func(w http.ResponseWriter, r *http.Request) {
-		if failed(w, r) {
-			return
-		}
-		file, _, err := r.FormFile("file")
-		if err != nil {
-			t.Errorf("upload: %v", err)
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		defer file.Close()
-		b, err := io.ReadAll(file)
-		if err != nil {
-			t.Errorf("upload: %v", err)
-		}
-		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, body: b})
-		io.WriteString(w, "OK - "+fmt.Sprint(len(b)))
-	})
-	mux.HandleFunc("POST /files.completeUploadExternal", func(w http.ResponseWriter, r *http.Request) {
-		if failed(w, r) {
-			return
-		}
-		fs.record(slackCall{path: r.URL.Path, status: http.StatusOK, form: form(r)})
-		reply(w, map[string]any{"ok": true, "files": []map[string]any{{"id": "F123", "title": "review"}}})
-	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		t.Errorf("unexpected call %s %s", r.Method, r.URL.Path)
-		http.NotFound(w, r)
-	})
-	fs.Server = httptest.NewServer(mux)
-	t.Cleanup(fs.Close)
-	return fs
-}
-
-func (fs *fakeSlack) record(c slackCall) {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	fs.calls = append(fs.calls, c)
-}
-
-func (fs *fakeSlack) recorded() []slackCall {
-	fs.mu.Lock()
-	defer fs.mu.Unlock()
-	return slices.Clone(fs.calls)
-}
-
-// count returns how many calls of path were made, and how many of them
-// succeeded.
-func (fs *fakeSlack) count(path string) (calls, ok int) {
-	for _, c := range fs.recorded() {
-		if c.path == path {
-			calls++
-			if c.status == http.StatusOK {
-				ok++
-			}
-		}
-	}
-	return calls, ok
-}
-
 // noWait is a retry policy for tests that are not about waiting.
 func noWait() retry.Policy {
 	return retry.Policy{Sleep: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
@@ -487,22 +334,22 @@ func TestBotNotifier(t *testing.T) {
 	}
 
 	t.Run("message then workbook", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{}, slack.OptionAPIURL(srv.URL+"/"))
+		srv := slacktest.NewServer(t)
+		n := reports.NewBotNotifier("xoxb-test-token", "#payments-ops", retry.Policy{}, srv.Option())
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
-		calls := srv.recorded()
+		calls := srv.Calls()
 		var paths []string
 		for _, c := range calls {
-			paths = append(paths, c.path)
+			paths = append(paths, c.Path)
 		}
-		wantPaths := []string{"/chat.postMessage", "/files.getUploadURLExternal", "/upload/abc", "/files.completeUploadExternal"}
+		wantPaths := []string{slacktest.PostMessage, slacktest.GetUploadURL, slacktest.Upload, slacktest.CompleteUpload}
 		if !slices.Equal(paths, wantPaths) {
 			t.Fatalf("calls: got %q, want %q", paths, wantPaths)
 		}
 
-		post := calls[0].form
+		post := calls[0].Form
 		if got, want := post["channel"], "#payments-ops"; got != want {
 			t.Errorf("post channel: got %q, want %q", got, want)
 		}
@@ -519,7 +366,7 @@ func TestBotNotifier(t *testing.T) {
 			t.Errorf("fallback text: got %q", post["text"])
 		}
 
-		get := calls[1].form
+		get := calls[1].Form
 		if got, want := get["filename"], "review-wechatpay-2026-11-28.xlsx"; got != want {
 			t.Errorf("upload filename: got %q, want %q", got, want)
 		}
@@ -527,39 +374,39 @@ func TestBotNotifier(t *testing.T) {
 			t.Errorf("upload length: got %q, want %q", got, want)
 		}
 
-		if !bytes.Equal(calls[2].body, want) {
-			t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(calls[2].body), len(want))
+		if !bytes.Equal(calls[2].Body, want) {
+			t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(calls[2].Body), len(want))
 		}
 
-		done := calls[3].form
+		done := calls[3].Form
 		var files []map[string]any
 		if err := json.Unmarshal([]byte(done["files"]), &files); err != nil {
 			t.Fatalf("files: %v in %q", err, done["files"])
 		}
-		if len(files) != 1 || files[0]["id"] != "F123" || files[0]["title"] != "review-wechatpay-2026-11-28.xlsx" {
+		if len(files) != 1 || files[0]["id"] != slacktest.FileID || files[0]["title"] != "review-wechatpay-2026-11-28.xlsx" {
 			t.Errorf("files: got %v, want F123 titled with the workbook name", files)
 		}
 		// The id chat.postMessage answered with, not the configured name.
-		if got, want := done["channel_id"], "C123"; got != want {
+		if got, want := done["channel_id"], slacktest.ChannelID; got != want {
 			t.Errorf("channel_id: got %q, want %q", got, want)
 		}
 	})
 
 	t.Run("no attachment", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		n := reports.NewBotNotifier("xoxb-test-token", "C123", retry.Policy{}, slack.OptionAPIURL(srv.URL+"/"))
+		srv := slacktest.NewServer(t)
+		n := reports.NewBotNotifier("xoxb-test-token", "C123", retry.Policy{}, srv.Option())
 		if err := n.Notify(context.Background(), reports.RunMessage(res, 5), "", nil); err != nil {
 			t.Fatalf("Notify: %v", err)
 		}
-		if got := len(srv.recorded()); got != 1 {
+		if got := len(srv.Calls()); got != 1 {
 			t.Errorf("calls: got %d, want only chat.postMessage", got)
 		}
 	})
 
 	t.Run("slack error", func(t *testing.T) {
-		srv := newFakeSlack(t)
-		srv.postFail = "channel_not_found"
-		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", noWait(), slack.OptionAPIURL(srv.URL+"/"))
+		srv := slacktest.NewServer(t)
+		srv.Always(slacktest.PostMessage, slacktest.Reply{Error: "channel_not_found"})
+		n := reports.NewBotNotifier("xoxb-test-token", "#nowhere", noWait(), srv.Option())
 		err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil)
 		if err == nil || !strings.Contains(err.Error(), "channel_not_found") {
 			t.Fatalf("got %v, want an error naming channel_not_found", err)
@@ -568,7 +415,7 @@ func TestBotNotifier(t *testing.T) {
 		if !errors.As(err, &se) {
 			t.Errorf("got %T, want a slack.SlackErrorResponse inside", err)
 		}
-		if got := len(srv.recorded()); got != 1 {
+		if got := len(srv.Calls()); got != 1 {
 			t.Errorf("calls: got %d, want no upload after a failed post", got)
 		}
 	})
@@ -576,24 +423,20 @@ func TestBotNotifier(t *testing.T) {
 
 func TestWebhookNotifier(t *testing.T) {
 	res := testResult(t)
-	var got slack.WebhookMessage
-	var raw []byte
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.Header.Get("Content-Type") != "application/json" {
-			t.Errorf("got %s with %q, want a JSON POST", r.Method, r.Header.Get("Content-Type"))
-		}
-		raw, _ = io.ReadAll(r.Body)
-		if err := json.Unmarshal(raw, &got); err != nil {
-			t.Errorf("body: %v", err)
-		}
-		io.WriteString(w, "ok")
-	}))
-	defer srv.Close()
-
-	n := reports.NewWebhookNotifier(srv.URL+"/services/T0/B0/secret", srv.Client(), retry.Policy{})
+	srv := slacktest.NewServer(t)
+	n := reports.NewWebhookNotifier(srv.WebhookURL(), nil, retry.Policy{})
 	workbook := "/var/lib/reconcile/out/review-wechatpay-2026-11-28.xlsx"
 	if err := n.Notify(context.Background(), reports.RunMessage(res, 5), workbook, nil); err != nil {
 		t.Fatalf("Notify: %v", err)
+	}
+	posts := srv.OK(slacktest.Webhook)
+	if len(posts) != 1 {
+		t.Fatalf("webhook posts: got %d, want 1", len(posts))
+	}
+	raw := posts[0].Body
+	var got slack.WebhookMessage
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatalf("body: %v", err)
 	}
 	if got.Blocks == nil || len(got.Blocks.BlockSet) == 0 {
 		t.Fatalf("got no blocks in %s", raw)

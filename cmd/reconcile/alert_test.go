@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/slack-go/slack"
+
+	"reconcile/reports/slacktest"
 )
 
 // slackCLI is a CLI whose alerts go to the fake, with the waits between
 // retries recorded instead of slept.
-func slackCLI(fake *fakeSlack) (*cli, *[]time.Duration) {
+func slackCLI(fake *slacktest.Server) (*cli, *[]time.Duration) {
 	c := newCLI(map[string]string{"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_CHANNEL": "#recon"})
-	c.app.SlackOptions = []slack.Option{slack.OptionAPIURL(fake.srv.URL + "/")}
+	c.app.SlackOptions = []slack.Option{fake.Option()}
 	var mu sync.Mutex
 	var slept []time.Duration
 	c.app.Sleep = func(ctx context.Context, d time.Duration) error {
@@ -27,22 +29,39 @@ func slackCLI(fake *fakeSlack) (*cli, *[]time.Duration) {
 	return c, &slept
 }
 
+// lastPost is the blocks of the last message fake took, "" when none.
+func lastPost(fake *slacktest.Server) string {
+	posts := fake.OK(slacktest.PostMessage)
+	if len(posts) == 0 {
+		return ""
+	}
+	return posts[len(posts)-1].Form["blocks"]
+}
+
+// lastUpload is the last file uploaded to fake, nil when none.
+func lastUpload(fake *slacktest.Server) []byte {
+	uploads := fake.OK(slacktest.Upload)
+	if len(uploads) == 0 {
+		return nil
+	}
+	return uploads[len(uploads)-1].Body
+}
+
 // TestAlertArrivesOnce: Slack answers 500 twice and 429 with Retry-After
 // once; the alert arrives, once.
 func TestAlertArrivesOnce(t *testing.T) {
 	_, dsn, bill := setup(t)
-	fake := newFakeSlack(t)
-	fake.fail = []int{http.StatusInternalServerError, http.StatusInternalServerError, http.StatusTooManyRequests}
+	fake := slacktest.NewServer(t)
+	fake.Queue(slacktest.PostMessage, slacktest.Reply{Status: http.StatusInternalServerError},
+		slacktest.Reply{Status: http.StatusInternalServerError}, slacktest.Reply{Status: http.StatusTooManyRequests, RetryAfter: "1"})
 	c, slept := slackCLI(fake)
 	if code := c.run(t, runArgs(dsn, bill, t.TempDir())...); code != ExitOK {
 		t.Fatalf("exit %d\n%s", code, c.errb)
 	}
-	fake.mu.Lock()
-	defer fake.mu.Unlock()
-	if fake.posts != 1 {
-		t.Errorf("messages posted: got %d, want 1", fake.posts)
+	attempts, posts := fake.Count(slacktest.PostMessage)
+	if posts != 1 {
+		t.Errorf("messages posted: got %d, want 1", posts)
 	}
-	attempts := strings.Count(strings.Join(fake.calls, " "), "chat.postMessage")
 	if attempts != 4 || len(*slept) != 3 {
 		t.Errorf("attempts %d, waits %v; want 4 attempts and 3 waits", attempts, *slept)
 	}
@@ -57,8 +76,10 @@ func TestAlertArrivesOnce(t *testing.T) {
 // not send it again.
 func TestFailedAlertIsResentOnce(t *testing.T) {
 	db, dsn, bill := setup(t)
-	fake := newFakeSlack(t)
-	fake.fail = []int{503, 503, 503, 503, 503} // the default budget: 5 attempts
+	fake := slacktest.NewServer(t)
+	for range 5 { // the default budget: 5 attempts
+		fake.Queue(slacktest.PostMessage, slacktest.Reply{Status: 503})
+	}
 	c, _ := slackCLI(fake)
 	out := t.TempDir()
 	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitFailed {
@@ -81,10 +102,8 @@ func TestFailedAlertIsResentOnce(t *testing.T) {
 	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK || !strings.Contains(c.out.String(), "not sent twice") {
 		t.Fatalf("second resend: exit %d\n%s%s", code, c.out, c.errb)
 	}
-	fake.mu.Lock()
-	defer fake.mu.Unlock()
-	if fake.posts != 1 || len(fake.uploaded) == 0 {
-		t.Errorf("delivered: %d messages, %d workbook bytes; want 1 message with the workbook", fake.posts, len(fake.uploaded))
+	if _, posts := fake.Count(slacktest.PostMessage); posts != 1 || len(lastUpload(fake)) == 0 {
+		t.Errorf("delivered: %d messages, %d workbook bytes; want 1 message with the workbook", posts, len(lastUpload(fake)))
 	}
 }
 
@@ -94,8 +113,8 @@ func TestFailedAlertIsResentOnce(t *testing.T) {
 // again.
 func TestResendResumesAfterThePost(t *testing.T) {
 	db, dsn, bill := setup(t)
-	fake := newFakeSlack(t)
-	fake.failUploads = 1
+	fake := slacktest.NewServer(t)
+	fake.Queue(slacktest.GetUploadURL, slacktest.Reply{Error: "invalid_auth"})
 	c, _ := slackCLI(fake)
 	out := t.TempDir()
 	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitFailed {
@@ -106,8 +125,8 @@ func TestResendResumesAfterThePost(t *testing.T) {
 	if err := db.Pool().QueryRow(context.Background(), `SELECT coalesce(alert_delivery::text, '') FROM runs WHERE id = $1`, runID).Scan(&delivery); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(delivery, `"posted": true`) || !strings.Contains(delivery, `"ts": "1.2"`) || !strings.Contains(delivery, `"uploaded": false`) {
-		t.Errorf("delivery recorded: %s, want the message posted (ts 1.2) and no upload", delivery)
+	if !strings.Contains(delivery, `"posted": true`) || !strings.Contains(delivery, `"ts": "`+slacktest.TS+`"`) || !strings.Contains(delivery, `"uploaded": false`) {
+		t.Errorf("delivery recorded: %s, want the message posted (ts %s) and no upload", delivery, slacktest.TS)
 	}
 
 	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK {
@@ -116,12 +135,16 @@ func TestResendResumesAfterThePost(t *testing.T) {
 	if code := c.run(t, "alert", "--resend", runID, "--dsn", dsn); code != ExitOK {
 		t.Fatalf("second resend: exit %d\n%s", code, c.errb)
 	}
-	fake.mu.Lock()
-	defer fake.mu.Unlock()
-	if fake.posts != 1 {
-		t.Errorf("messages posted: got %d, want 1", fake.posts)
+	if _, posts := fake.Count(slacktest.PostMessage); posts != 1 {
+		t.Errorf("messages posted: got %d, want 1", posts)
 	}
-	if len(fake.uploaded) == 0 || len(fake.completed) != 1 || fake.completed[0] != "C1" {
-		t.Errorf("workbook: %d bytes uploaded, shared in %q; want it shared once in C1, the message's channel", len(fake.uploaded), fake.completed)
+	var completed []string
+	for _, call := range fake.Calls() {
+		if call.Path == slacktest.CompleteUpload {
+			completed = append(completed, call.Form["channel_id"])
+		}
+	}
+	if len(lastUpload(fake)) == 0 || len(completed) != 1 || completed[0] != slacktest.ChannelID {
+		t.Errorf("workbook: %d bytes uploaded, shared in %q; want it shared once in %s, the message's channel", len(lastUpload(fake)), completed, slacktest.ChannelID)
 	}
 }

@@ -5,9 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -25,101 +22,38 @@ import (
 	"reconcile/ledger/ledgertest"
 	"reconcile/nightly"
 	"reconcile/reports"
+	"reconcile/reports/slacktest"
 )
-
-// fakeSlack speaks just enough of the Slack Web API for an alert: a post
-// and the three calls of a file upload.
-type fakeSlack struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	calls    []string
-	posted   string // chat.postMessage's blocks
-	posts    int    // chat.postMessage calls that succeeded
-	uploaded []byte
-	// fail lists the answers to give chat.postMessage before a success:
-	// an HTTP status, 429 with Retry-After: 1.
-	fail []int
-	// failUploads is how many files.getUploadURLExternal calls to refuse
-	// (an error Slack does not retry) before a success.
-	failUploads int
-	completed   []string // the channel of each files.completeUploadExternal
-}
-
-func newFakeSlack(t *testing.T) *fakeSlack {
-	f := &fakeSlack{}
-	f.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		path := strings.TrimPrefix(r.URL.Path, "/")
-		f.calls = append(f.calls, path)
-		w.Header().Set("Content-Type", "application/json")
-		switch path {
-		case "chat.postMessage":
-			if len(f.fail) > 0 {
-				code := f.fail[0]
-				f.fail = f.fail[1:]
-				if code == http.StatusTooManyRequests {
-					w.Header().Set("Retry-After", "1")
-				}
-				w.WriteHeader(code)
-				io.WriteString(w, `{"ok":false,"error":"fake_failure"}`)
-				return
-			}
-			r.ParseForm()
-			f.posted = r.Form.Get("blocks")
-			f.posts++
-			io.WriteString(w, `{"ok":true,"channel":"C1","ts":"1.2"}`)
-		case "files.getUploadURLExternal":
-			if f.failUploads > 0 {
-				f.failUploads--
-				io.WriteString(w, `{"ok":false,"error":"invalid_auth"}`)
-				return
-			}
-			io.WriteString(w, `{"ok":true,"upload_url":"`+f.srv.URL+`/upload/abc","file_id":"F123"}`)
-		case "upload/abc":
-			file, _, err := r.FormFile("file") // a multipart POST
-			if err == nil {
-				f.uploaded, _ = io.ReadAll(file)
-			}
-			io.WriteString(w, `OK`)
-		case "files.completeUploadExternal":
-			r.ParseForm()
-			f.completed = append(f.completed, r.Form.Get("channel_id"))
-			io.WriteString(w, `{"ok":true,"files":[{"id":"F123","title":"x"}]}`)
-		default:
-			io.WriteString(w, `{"ok":false,"error":"unknown_method"}`)
-		}
-	}))
-	t.Cleanup(f.srv.Close)
-	return f
-}
 
 func TestSlackAlertWithWorkbook(t *testing.T) {
 	_, dsn, bill := setup(t)
-	fake := newFakeSlack(t)
+	fake := slacktest.NewServer(t)
 	c := newCLI(map[string]string{"SLACK_BOT_TOKEN": "xoxb-test-token", "SLACK_CHANNEL": "#recon"})
-	c.app.SlackOptions = []slack.Option{slack.OptionAPIURL(fake.srv.URL + "/")}
+	c.app.SlackOptions = []slack.Option{fake.Option()}
 	out := t.TempDir()
 	if code := c.run(t, runArgs(dsn, bill, out)...); code != ExitOK {
 		t.Fatalf("exit %d, stderr:\n%s", code, c.errb)
 	}
-	fake.mu.Lock()
-	defer fake.mu.Unlock()
-	want := []string{"chat.postMessage", "files.getUploadURLExternal", "upload/abc", "files.completeUploadExternal"}
-	if strings.Join(fake.calls, ",") != strings.Join(want, ",") {
-		t.Errorf("calls: got %v, want %v", fake.calls, want)
+	var calls []string
+	for _, call := range fake.Calls() {
+		calls = append(calls, call.Path)
 	}
+	want := []string{slacktest.PostMessage, slacktest.GetUploadURL, slacktest.Upload, slacktest.CompleteUpload}
+	if strings.Join(calls, ",") != strings.Join(want, ",") {
+		t.Errorf("calls: got %v, want %v", calls, want)
+	}
+	posted := lastPost(fake)
 	for _, phrase := range []string{"2026-11-28", "wechatpay", "ORD202611280007"} {
-		if !strings.Contains(fake.posted, phrase) {
-			t.Errorf("posted blocks do not mention %q:\n%s", phrase, fake.posted)
+		if !strings.Contains(posted, phrase) {
+			t.Errorf("posted blocks do not mention %q:\n%s", phrase, posted)
 		}
 	}
 	book, err := os.ReadFile(filepath.Join(out, "review-wechatpay-2026-11-28.xlsx"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(fake.uploaded) == 0 || string(fake.uploaded) != string(book) {
-		t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(fake.uploaded), len(book))
+	if uploaded := lastUpload(fake); len(uploaded) == 0 || string(uploaded) != string(book) {
+		t.Errorf("uploaded %d bytes, want the workbook's %d bytes exactly", len(uploaded), len(book))
 	}
 	if strings.Contains(c.out.String()+c.errb.String(), "xoxb-test-token") {
 		t.Error("the token leaked into the output")

@@ -10,6 +10,7 @@ import (
 	"github.com/xuri/excelize/v2"
 
 	"reconcile/ledger/ledgertest"
+	"reconcile/reports/slacktest"
 )
 
 // quotePrefixed reports whether a cell's style has the quote prefix, which
@@ -41,9 +42,9 @@ func TestHostileFileContent(t *testing.T) {
 	if err := os.WriteFile(file, []byte(csv), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	fake := newFakeSlack(t)
+	fake := slacktest.NewServer(t)
 	c := newCLI(map[string]string{"SLACK_BOT_TOKEN": "xoxb-test", "SLACK_CHANNEL": "#recon"})
-	c.app.SlackOptions = []slack.Option{slack.OptionAPIURL(fake.srv.URL + "/")}
+	c.app.SlackOptions = []slack.Option{fake.Option()}
 	out := t.TempDir()
 	if code := c.run(t, "run", "--date", "2026-11-28", "--channel", "shop", "--format", "csv",
 		"--file", file, "--dsn", dsn, "--out", out); code != ExitOK {
@@ -82,9 +83,7 @@ func TestHostileFileContent(t *testing.T) {
 		}
 	}
 
-	fake.mu.Lock()
-	defer fake.mu.Unlock()
-	posted := strings.ReplaceAll(fake.posted, `\u0026`, "&") // JSON's escape of &
+	posted := strings.ReplaceAll(lastPost(fake), `\u0026`, "&") // JSON's escape of &
 	if strings.Contains(posted, "<!channel>") || strings.Contains(posted, "<http://evil") {
 		t.Errorf("Slack blocks carry live markup:\n%s", posted)
 	}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +20,7 @@ import (
 	"reconcile/ledger"
 	"reconcile/ledger/ledgertest"
 	"reconcile/metrics/metricstest"
+	"reconcile/reports/slacktest"
 )
 
 // checkRunSeries checks that the metrics of channel's last run are those of
@@ -113,13 +113,11 @@ func TestScheduleMetricsAndHealthz(t *testing.T) {
 			"path": filepath.Join(inbox, "{yyyymmdd}_ALL.csv"), "time_zone": "Asia/Shanghai"}},
 	})
 	// Slack refuses every alert: each is counted as failed.
-	slack := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "invalid_payload", http.StatusBadRequest)
-	}))
-	defer slack.Close()
+	slack := slacktest.NewServer(t)
+	slack.Always(slacktest.Webhook, slacktest.Reply{Status: http.StatusBadRequest})
 
 	addr := freeAddr(t)
-	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": dsn, "SLACK_WEBHOOK_URL": slack.URL})
+	c := newCLI(map[string]string{"RECONCILE_DATABASE_URL": dsn, "SLACK_WEBHOOK_URL": slack.WebhookURL()})
 	now := time.Date(2026, 11, 29, 3, 0, 0, 0, time.FixedZone("CST", 8*3600))
 	c.app.Now = func() time.Time { return now }
 	ctx, cancel := context.WithCancel(context.Background())

@@ -188,20 +188,49 @@ func requestHash(scope string, n int) string {
 	return fmt.Sprintf("%016x", x)
 }
 
-// block makes block b. Everything
-// settles before 23:15 UTC, clear of the job's 30-minute cut-off window in
-// which a record missing from the file is pending rather than missing.
+// block makes block b: its orders, then the refunds of some of them.
+// Everything settles before 23:15 UTC, clear of the job's 30-minute
+// cut-off window in which a record missing from the file is pending rather
+// than missing.
 func (s Spec) block(b int) block {
 	rng := rand.New(rand.NewPCG(s.Seed, uint64(b)))
+	blk := block{want: Expected{Counts: map[reconcile.Category]int{}}}
+	paid := s.addPayments(&blk, rng, b)
+	s.addRefunds(&blk, rng, b, paid)
+	return blk
+}
+
+// paidOrders is what the refunds of a block need of its orders, by
+// position in the block.
+type paidOrders struct {
+	first   int // the number of the block's first order
+	amounts []int64
+	times   []time.Time
+	localAt []int // positions in blk.orders, -1 when not local
+}
+
+// addPayments adds block b's orders and their channel rows to blk.
+func (s Spec) addPayments(blk *block, rng *rand.Rand, b int) paidOrders {
 	first := b*blockOrders + 1
 	n := min(blockOrders, s.Payments-first+1)
-	var blk block
-	blk.want.Counts = map[reconcile.Category]int{}
-	count := func(c reconcile.Category) { blk.want.Counts[c]++ }
+	kinds := paymentKinds(rng)
+	paid := paidOrders{first: first, amounts: make([]int64, n), times: make([]time.Time, n), localAt: make([]int, n)}
+	daySeconds := int64(23 * 3600)
+	for k := range n {
+		i := first + k
+		amount := payAmount(rng)
+		at := businessDate.Add(time.Duration(int64(i-1)*daySeconds/int64(s.Payments)+rng.Int64N(60)) * time.Second)
+		paid.amounts[k], paid.times[k] = amount, at
+		paid.localAt[k] = blk.addPayment(rng, i, amount, at, kinds[k])
+	}
+	return paid
+}
 
-	// Refund j is for order 10j, always a plain settled order, so the
-	// anomalies of the two sides stay independent: positions 9, 19, … of
-	// the block never get a payment anomaly.
+// paymentKinds places the payment anomalies of a block. Refund j is for
+// order 10j, always a plain settled order, so the anomalies of the two
+// sides stay independent: positions 9, 19, … of the block never get a
+// payment anomaly.
+func paymentKinds(rng *rand.Rand) []plant {
 	var candidates []int
 	for p := range blockOrders {
 		if p%10 != 9 {
@@ -214,162 +243,185 @@ func (s Spec) block(b int) block {
 		candidates[k], candidates[c] = candidates[c], candidates[k]
 		kinds[candidates[k]] = pl
 	}
+	return kinds
+}
 
-	// Positions in blk.orders of the block's orders, -1 when not local.
-	localAt := make([]int, n)
-	amounts := make([]int64, n)
-	times := make([]time.Time, n)
-	daySeconds := int64(23 * 3600)
-	for k := range n {
-		i := first + k
-		amount := payAmount(rng)
-		at := businessDate.Add(time.Duration(int64(i-1)*daySeconds/int64(s.Payments)+rng.Int64N(60)) * time.Second)
-		// One customer per order: the data plants no payment repeated
-		// under a new order, and chance ones would make its counts a
-		// matter of luck; the check still looks at every order.
-		user := int64(i)
-		amounts[k], times[k], localAt[k] = amount, at, -1
-		kind := kinds[k]
+// addPayment adds order i, paid amount at at, and its channel rows as
+// kind says, and returns its position in blk.orders, -1 when it has no
+// local record.
+func (blk *block) addPayment(rng *rand.Rand, i int, amount int64, at time.Time, kind plant) int {
+	// One customer per order: the data plants no payment repeated under a
+	// new order, and chance ones would make its counts a matter of luck;
+	// the check still looks at every order.
+	user := int64(i)
+	o := localOrder{no: orderNo(i), userID: user, amount: amount, status: reconcile.OrderPaid, txnID: txnID(i),
+		createdAt: at.Add(-time.Duration(5+rng.IntN(300)) * time.Second), paidAt: at}
+	row := chanRow{orderNo: o.no, txnID: txnID(i), amount: amount, at: at, userID: user, n: i}
+	p := blk.plantOn(rng, kind, row, paymentSide)
+	o.amount += p.amountOff
+	if p.pending {
+		o.status, o.txnID, o.paidAt = "PENDING", "", time.Time{}
+	}
+	localAt := -1
+	if kind != noLocal {
+		localAt = len(blk.orders)
+		blk.orders = append(blk.orders, o)
+		blk.idem = append(blk.idem, idemRecord{scope: "payment", key: o.no, status: p.idem,
+			hash: requestHash("payment", i), createdAt: o.createdAt})
+	}
+	blk.addRows(kind, row, p.dup)
+	return localAt
+}
 
-		o := localOrder{no: orderNo(i), userID: user, amount: amount, status: reconcile.OrderPaid, txnID: txnID(i),
-			createdAt: at.Add(-time.Duration(5+rng.IntN(300)) * time.Second), paidAt: at}
-		idem := "DONE"
-		row := chanRow{orderNo: o.no, txnID: txnID(i), amount: amount, at: at, userID: user, n: i}
-		var dup *chanRow
-		switch kind {
-		case normal:
-			count(reconcile.Matched)
-		case amountOff:
+// addRefunds adds block b's refunds and their channel rows to blk.
+func (s Spec) addRefunds(blk *block, rng *rand.Rand, b int, paid paidOrders) {
+	firstRefund := b*blockRefunds + 1
+	nr := min(blockRefunds, s.refunds()-firstRefund+1)
+	if nr <= 0 {
+		return
+	}
+	kinds := make([]plant, blockRefunds)
+	perm := rng.Perm(blockRefunds)
+	for k, pl := range refundPlants(b) {
+		kinds[perm[k]] = pl
+	}
+	for q := range nr {
+		blk.addRefund(rng, firstRefund+q, paid, kinds[q])
+	}
+}
+
+// addRefund adds refund j, of order 10j, and its channel rows as kind
+// says.
+func (blk *block) addRefund(rng *rand.Rand, j int, paid paidOrders, kind plant) {
+	k := 10*j - paid.first // the order's position in the block
+	orderAmount := paid.amounts[k]
+	amount := orderAmount
+	full := j%3 == 0
+	if !full && orderAmount > 1 {
+		amount = 1 + rng.Int64N(orderAmount-1)
+	}
+	at := paid.times[k].Add(time.Duration(30+rng.IntN(570)) * time.Second)
+
+	r := localRefund{no: refundNo(j), orderNo: orderNo(10 * j), amount: amount, status: reconcile.RefundSucceeded,
+		refundID: refundID(j), createdAt: at.Add(-time.Duration(1+rng.IntN(20)) * time.Second), refundedAt: at}
+	row := chanRow{refund: true, orderNo: r.orderNo, refundNo: r.no, txnID: txnID(10 * j), refundID: refundID(j),
+		amount: amount, at: at, userID: blk.orders[paid.localAt[k]].userID, n: j}
+	p := blk.plantOn(rng, kind, row, refundSide)
+	r.amount += p.amountOff
+	if p.pending {
+		r.status, r.refundID, r.refundedAt = "PENDING", "", time.Time{}
+	}
+	if kind != noLocal {
+		blk.refunds = append(blk.refunds, r)
+		blk.idem = append(blk.idem, idemRecord{scope: "refund", key: r.no, status: p.idem,
+			hash: requestHash("refund", j), createdAt: r.createdAt})
+		// The order's own status follows its refund; every one of these
+		// is still "paid", so the payment side is unaffected.
+		o := &blk.orders[paid.localAt[k]]
+		switch {
+		case r.status == "PENDING":
+			o.status = reconcile.OrderRefunding
+		case full:
+			o.status = reconcile.OrderRefunded
+		}
+	}
+	blk.addRows(kind, row, p.dup)
+}
+
+// side is what differs between a payment and a refund when an anomaly is
+// planted on it.
+type side struct {
+	duplicate reconcile.Category
+	// offBy is how far an amount_mismatch's local amount is from the
+	// channel's amount.
+	offBy func(rng *rand.Rand, amount int64) int64
+	// otherAmount bounds how much more a duplicate of another amount is.
+	otherAmount int64
+	// dupID gives a duplicate row its own channel id.
+	dupID func(*chanRow)
+}
+
+var (
+	paymentSide = side{
+		duplicate: reconcile.DuplicatePayment,
+		offBy: func(rng *rand.Rand, amount int64) int64 {
 			d := 1 + rng.Int64N(500)
 			if amount > 1000 && rng.IntN(2) == 0 {
 				d = -d
 			}
-			o.amount += d
-			count(reconcile.AmountMismatch)
-		case pendingInProgress, pendingLost:
-			o.status, o.txnID, o.paidAt = "PENDING", "", time.Time{}
-			if kind == pendingInProgress {
-				idem = "IN_PROGRESS"
-			}
-			count(reconcile.StatusMismatch)
-		case noLocal:
-			count(reconcile.MissingLocal)
-		case noChannel:
-			count(reconcile.MissingChannel)
-		case dupClean, dupOtherAmount, dupIdemFailed:
-			d := row
-			d.txnID = dupTxnID(i)
-			d.at = at.Add(time.Duration(30+rng.IntN(570)) * time.Second)
-			if kind == dupOtherAmount {
-				d.amount += 1 + rng.Int64N(999)
-			}
-			if kind == dupIdemFailed {
-				idem = "FAILED"
-			}
-			dup = &d
-			count(reconcile.Matched)
-			count(reconcile.DuplicatePayment)
-			if kind == dupClean {
-				blk.want.AutoReversed++
-			}
-		}
-		if kind != noLocal {
-			localAt[k] = len(blk.orders)
-			blk.orders = append(blk.orders, o)
-			blk.idem = append(blk.idem, idemRecord{scope: "payment", key: o.no, status: idem,
-				hash: requestHash("payment", i), createdAt: o.createdAt})
-		}
-		if kind != noChannel {
-			blk.rows = append(blk.rows, row)
-		}
-		if dup != nil {
-			blk.rows = append(blk.rows, *dup)
-		}
+			return d
+		},
+		otherAmount: 999,
+		dupID:       func(r *chanRow) { r.txnID = dupTxnID(r.n) },
 	}
+	refundSide = side{
+		duplicate:   reconcile.DuplicateRefund,
+		offBy:       func(rng *rand.Rand, _ int64) int64 { return 1 + rng.Int64N(100) },
+		otherAmount: 100,
+		dupID:       func(r *chanRow) { r.refundID = dupRefundID(r.n) },
+	}
+)
 
-	firstRefund := b*blockRefunds + 1
-	nr := min(blockRefunds, s.refunds()-firstRefund+1)
-	if nr <= 0 {
-		return blk
-	}
-	rkinds := make([]plant, blockRefunds)
-	perm := rng.Perm(blockRefunds)
-	for k, pl := range refundPlants(b) {
-		rkinds[perm[k]] = pl
-	}
-	for q := range nr {
-		j := firstRefund + q
-		k := 10*j - first // the order's position in the block
-		orderAmount := amounts[k]
-		amount := orderAmount
-		full := j%3 == 0
-		if !full && orderAmount > 1 {
-			amount = 1 + rng.Int64N(orderAmount-1)
-		}
-		at := times[k].Add(time.Duration(30+rng.IntN(570)) * time.Second)
-		kind := rkinds[q]
+// planting is what a plant makes of one record: the status of its
+// idempotency record, how far its local amount is off, whether it is left
+// PENDING, and a second channel row.
+type planting struct {
+	idem      string
+	amountOff int64
+	pending   bool
+	dup       *chanRow
+}
 
-		r := localRefund{no: refundNo(j), orderNo: orderNo(10 * j), amount: amount, status: reconcile.RefundSucceeded,
-			refundID: refundID(j), createdAt: at.Add(-time.Duration(1+rng.IntN(20)) * time.Second), refundedAt: at}
-		idem := "DONE"
-		row := chanRow{refund: true, orderNo: r.orderNo, refundNo: r.no, txnID: txnID(10 * j), refundID: refundID(j),
-			amount: amount, at: at, userID: blk.orders[localAt[k]].userID, n: j}
-		var dup *chanRow
-		switch kind {
-		case normal:
-			count(reconcile.Matched)
-		case amountOff:
-			r.amount += 1 + rng.Int64N(100)
-			count(reconcile.AmountMismatch)
-		case pendingInProgress, pendingLost:
-			r.status, r.refundID, r.refundedAt = "PENDING", "", time.Time{}
-			if kind == pendingInProgress {
-				idem = "IN_PROGRESS"
-			}
-			count(reconcile.StatusMismatch)
-		case noLocal:
-			count(reconcile.MissingLocal)
-		case noChannel:
-			count(reconcile.MissingChannel)
-		case dupClean, dupOtherAmount, dupIdemFailed:
-			d := row
-			d.refundID = dupRefundID(j)
-			d.at = at.Add(time.Duration(30+rng.IntN(570)) * time.Second)
-			if kind == dupOtherAmount {
-				d.amount += 1 + rng.Int64N(100)
-			}
-			if kind == dupIdemFailed {
-				idem = "FAILED"
-			}
-			dup = &d
-			count(reconcile.Matched)
-			count(reconcile.DuplicateRefund)
-			if kind == dupClean {
-				blk.want.AutoReversed++
-			}
+// plantOn plants kind on the record whose channel row is row, counting
+// what the job must find.
+func (blk *block) plantOn(rng *rand.Rand, kind plant, row chanRow, sd side) planting {
+	p := planting{idem: "DONE"}
+	count := func(c reconcile.Category) { blk.want.Counts[c]++ }
+	switch kind {
+	case normal:
+		count(reconcile.Matched)
+	case amountOff:
+		p.amountOff = sd.offBy(rng, row.amount)
+		count(reconcile.AmountMismatch)
+	case pendingInProgress, pendingLost:
+		p.pending = true
+		if kind == pendingInProgress {
+			p.idem = "IN_PROGRESS"
 		}
-		if kind != noLocal {
-			blk.refunds = append(blk.refunds, r)
-			blk.idem = append(blk.idem, idemRecord{scope: "refund", key: r.no, status: idem,
-				hash: requestHash("refund", j), createdAt: r.createdAt})
-			// The order's own status follows its refund; every one of
-			// these is still "paid", so the payment side is unaffected.
-			o := &blk.orders[localAt[k]]
-			switch {
-			case r.status == "PENDING":
-				o.status = reconcile.OrderRefunding
-			case full:
-				o.status = reconcile.OrderRefunded
-			}
+		count(reconcile.StatusMismatch)
+	case noLocal:
+		count(reconcile.MissingLocal)
+	case noChannel:
+		count(reconcile.MissingChannel)
+	case dupClean, dupOtherAmount, dupIdemFailed:
+		d := row
+		sd.dupID(&d)
+		d.at = row.at.Add(time.Duration(30+rng.IntN(570)) * time.Second)
+		if kind == dupOtherAmount {
+			d.amount += 1 + rng.Int64N(sd.otherAmount)
 		}
-		if kind != noChannel {
-			blk.rows = append(blk.rows, row)
+		if kind == dupIdemFailed {
+			p.idem = "FAILED"
 		}
-		if dup != nil {
-			blk.rows = append(blk.rows, *dup)
+		p.dup = &d
+		count(reconcile.Matched)
+		count(sd.duplicate)
+		if kind == dupClean {
+			blk.want.AutoReversed++
 		}
 	}
-	return blk
+	return p
+}
+
+// addRows adds a record's channel rows: its own, unless kind keeps it out
+// of the file, and the duplicate, if any.
+func (blk *block) addRows(kind plant, row chanRow, dup *chanRow) {
+	if kind != noChannel {
+		blk.rows = append(blk.rows, row)
+	}
+	if dup != nil {
+		blk.rows = append(blk.rows, *dup)
+	}
 }
 
 // Files are the two settlement files of one generated data set.

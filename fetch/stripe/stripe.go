@@ -128,33 +128,12 @@ func New(cfg Config) (*Source, error) {
 		now:        cfg.Now,
 		pending:    map[string]string{},
 	}
-	switch s.reportType {
-	case "":
-		s.reportType = DefaultReportType
-	case BalanceChangeFromActivity, PayoutReconciliation:
-	default:
-		return nil, fmt.Errorf("stripe: report type %s: want %s or %s, the reports channelfeed reads",
-			reconcile.Quote(cfg.ReportType), BalanceChangeFromActivity, PayoutReconciliation)
+	if err := s.setReport(cfg.OrderKey, cfg.RefundKey); err != nil {
+		return nil, err
 	}
-	orderKey, refundKey := cmpOr(cfg.OrderKey, DefaultOrderKey), cmpOr(cfg.RefundKey, DefaultRefundKey)
-	for _, k := range []struct{ what, key string }{{"order key", orderKey}, {"refund key", refundKey}} {
-		if !metadataKey.MatchString(k.key) {
-			return nil, fmt.Errorf("stripe: %s %s: want a metadata key of 1 to 40 characters without brackets", k.what, reconcile.Quote(k.key))
-		}
+	if err := s.setZone(); err != nil {
+		return nil, err
 	}
-	s.columns = reportColumns(s.reportType, orderKey, refundKey)
-
-	if s.loc == nil {
-		s.loc = time.UTC
-	}
-	s.timezone = s.loc.String()
-	if _, err := time.LoadLocation(s.timezone); err != nil || s.timezone == "Local" {
-		return nil, fmt.Errorf("stripe: time zone %s: want an IANA zone name, which Stripe writes the report's times in", reconcile.Quote(s.timezone))
-	}
-	if s.timezone == "UTC" {
-		s.timezone = "Etc/UTC" // the name Stripe's documentation gives its default
-	}
-
 	apiURL, err := httpsURL("api url", cmpOr(cfg.APIURL, DefaultAPIURL))
 	if err != nil {
 		return nil, err
@@ -164,10 +143,56 @@ func New(cfg Config) (*Source, error) {
 		return nil, err
 	}
 	s.filesHost = files.Host
+	if err := s.setPolling(); err != nil {
+		return nil, err
+	}
+	s.connect(cfg.Client, apiURL)
+	return s, nil
+}
 
+// setReport checks the report type and the metadata keys, and sets the
+// columns a run asks for.
+func (s *Source) setReport(orderKey, refundKey string) error {
+	switch s.reportType {
+	case "":
+		s.reportType = DefaultReportType
+	case BalanceChangeFromActivity, PayoutReconciliation:
+	default:
+		return fmt.Errorf("stripe: report type %s: want %s or %s, the reports channelfeed reads",
+			reconcile.Quote(s.reportType), BalanceChangeFromActivity, PayoutReconciliation)
+	}
+	orderKey, refundKey = cmpOr(orderKey, DefaultOrderKey), cmpOr(refundKey, DefaultRefundKey)
+	for _, k := range []struct{ what, key string }{{"order key", orderKey}, {"refund key", refundKey}} {
+		if !metadataKey.MatchString(k.key) {
+			return fmt.Errorf("stripe: %s %s: want a metadata key of 1 to 40 characters without brackets", k.what, reconcile.Quote(k.key))
+		}
+	}
+	s.columns = reportColumns(s.reportType, orderKey, refundKey)
+	return nil
+}
+
+// setZone checks the business time zone and sets the name Stripe is
+// given for it.
+func (s *Source) setZone() error {
+	if s.loc == nil {
+		s.loc = time.UTC
+	}
+	s.timezone = s.loc.String()
+	if _, err := time.LoadLocation(s.timezone); err != nil || s.timezone == "Local" {
+		return fmt.Errorf("stripe: time zone %s: want an IANA zone name, which Stripe writes the report's times in", reconcile.Quote(s.timezone))
+	}
+	if s.timezone == "UTC" {
+		s.timezone = "Etc/UTC" // the name Stripe's documentation gives its default
+	}
+	return nil
+}
+
+// setPolling checks the poll interval and budget and fills in the
+// defaults of how the Source waits.
+func (s *Source) setPolling() error {
 	switch {
 	case s.pollEvery < 0 || s.pollBudget < 0:
-		return nil, errors.New("stripe: poll interval and budget must not be negative")
+		return errors.New("stripe: poll interval and budget must not be negative")
 	case s.pollEvery == 0:
 		s.pollEvery = DefaultPollEvery
 	}
@@ -180,9 +205,14 @@ func New(cfg Config) (*Source, error) {
 	if s.now == nil {
 		s.now = time.Now
 	}
+	return nil
+}
 
-	if cfg.Client != nil {
-		s.client = *cfg.Client
+// connect makes the SDK client that calls Stripe at apiURL through
+// client, or a default client when it is nil.
+func (s *Source) connect(client *fetch.Client, apiURL *url.URL) {
+	if client != nil {
+		s.client = *client
 	}
 	if s.client.HTTP == nil {
 		s.client.HTTP = fetch.NewHTTPClient(nil)
@@ -198,7 +228,6 @@ func New(cfg Config) (*Source, error) {
 		EnableTelemetry: sdk.Bool(false),
 	})
 	s.api = sdk.NewClient(s.key, sdk.WithBackends(&sdk.Backends{API: backend}))
-	return s, nil
 }
 
 // reportColumns are the columns a run asks for: those the channelfeed

@@ -377,14 +377,14 @@ func (ck *configCheck) fetches(cfg config.Config, a *App) {
 			continue
 		}
 		at, _ := ch.Where(i)
-		_, _, about, err := a.fetchSource(ch)
+		c, err := a.fetchSource(ch)
 		if err != nil {
 			ck.problem("%s%s", ck.at(at+".fetch"), reports.RedactSecrets(err.Error()))
 			continue
 		}
 		after := ch.Fetch.AvailableAt(time.Time{}).Sub(time.Time{})
 		ck.ok("fetch of %s: %s %s; asked for from %s after the end of each day (%s)",
-			reconcile.Quote(ch.Name), ch.Fetch.API(), about, after, ch.TimeZone)
+			reconcile.Quote(ch.Name), ch.Fetch.API(), c.About, after, ch.TimeZone)
 	}
 }
 

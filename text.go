@@ -164,3 +164,12 @@ func EdgeSpace(s string) bool {
 	last, _ := utf8.DecodeLastRuneInString(s)
 	return unicode.IsSpace(first) || unicode.IsSpace(last)
 }
+
+// FirstLine is s up to its first line break, with " …" where it was cut:
+// a message of several lines shown as one line of a list.
+func FirstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}

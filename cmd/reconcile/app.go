@@ -169,13 +169,3 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 		args = rest[1:]
 	}
 }
-
-// oneLine is the first line of s, marked as cut when there are more.
-func oneLine(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i] + " …"
-		}
-	}
-	return s
-}

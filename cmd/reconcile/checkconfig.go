@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,7 +8,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -53,7 +51,6 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 	}
 	ck := &configCheck{file: *cfgFile, w: a.Stdout}
 	cfg, ok := ck.load()
-	ck.flush()
 	if ok {
 		ck.slack(cfg, a.Getenv)
 		db := ck.database(ctx, cfg, *dsn, a.Getenv)
@@ -85,9 +82,8 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 type configCheck struct {
 	file     string
 	w        io.Writer
-	decoded  *config.Decoded // nil without a file
+	checked  *config.Checked // nil without a file
 	problems []string
-	pending  []pendingProblem // the config file's, until flush
 }
 
 func (ck *configCheck) problem(format string, args ...any) {
@@ -104,92 +100,34 @@ func (ck *configCheck) note(format string, args ...any) {
 	fmt.Fprintf(ck.w, "note: %s\n", fmt.Sprintf(format, args...))
 }
 
-// at is where a setting is, for the start of a problem line: "file:line: "
-// when the file has it, "file: " when it takes the default.
+// at is where a setting is, for the start of a problem line (see
+// config.Checked.At); "" without a file.
 func (ck *configCheck) at(path string) string {
-	if ck.file == "" {
+	if ck.checked == nil {
 		return ""
 	}
-	if line := ck.lineOf(path); line > 0 {
-		return fmt.Sprintf("%s:%d: ", ck.file, line)
-	}
-	return ck.file + ": "
+	return ck.checked.At(path)
 }
 
-func (ck *configCheck) lineOf(path string) int {
-	if ck.decoded == nil {
-		return 0
-	}
-	return ck.decoded.LineOf(path)
-}
-
-// load reads the config as config.Load does, reporting every problem
-// rather than the first. ok is false when the file could not be read as
-// JSON at all: then nothing else can be checked.
+// load reads the config as config.Check does, printing every problem of
+// the file in the order of their lines. ok is false when the file could
+// not be read as JSON at all: then nothing else can be checked.
 func (ck *configCheck) load() (cfg config.Config, ok bool) {
 	if ck.file == "" {
 		ck.note("no --config: checking the built-in defaults (no channels; database and Slack from the default variables)")
 		return config.Default(), true
 	}
-	b, err := config.Read(ck.file)
+	c, err := config.Check(ck.file)
 	if err != nil {
 		ck.problem("%s", err)
 		return config.Config{}, false
 	}
-	d, err := config.Decode(b)
-	var nj *config.NotJSON
-	switch {
-	case errors.As(err, &nj) && nj.Line > 0:
-		ck.problem("%s:%d: %s", ck.file, nj.Line, nj)
-		return config.Config{}, false
-	case err != nil:
-		ck.problem("%s: %s", ck.file, err)
-		return config.Config{}, false
+	ck.checked = c
+	fmt.Fprintf(ck.w, "config %s: %d channels\n", ck.file, len(c.Decoded.Config.Channels))
+	for _, p := range c.Problems {
+		ck.problem("%s", p)
 	}
-	ck.decoded, cfg = d, d.Config
-	fmt.Fprintf(ck.w, "config %s: %d channels\n", ck.file, len(cfg.Channels))
-	for _, p := range d.Problems {
-		ck.pending = append(ck.pending, pendingProblem{p.Line, fmt.Sprintf("%s:%d: %s", ck.file, p.Line, p.Describe(&cfg))})
-	}
-	// What run lets through because its flags can stand in, but schedule
-	// needs, is a problem here too.
-	for _, err := range append(cfg.Problems(), cfg.ScheduleProblems()...) {
-		var fe *config.FieldError
-		path := ""
-		if errors.As(err, &fe) {
-			path = fe.Path
-		}
-		ck.cfgProblem(path, "%s", oneLine(err.Error()))
-	}
-	if len(ck.pending) == 0 {
-		// The walker reads the file as Load does; should they ever
-		// disagree, Load has the last word.
-		if _, err := config.Load(ck.file); err != nil {
-			ck.pending = append(ck.pending, pendingProblem{0, oneLine(err.Error())})
-		}
-	}
-	return cfg, true
-}
-
-// pendingProblem is a problem of the config file, printed with the others
-// in the order of their lines.
-type pendingProblem struct {
-	line int
-	msg  string
-}
-
-// cfgProblem notes a problem with the setting at path, for flush.
-func (ck *configCheck) cfgProblem(path, format string, args ...any) {
-	ck.pending = append(ck.pending, pendingProblem{ck.lineOf(path), ck.at(path) + fmt.Sprintf(format, args...)})
-}
-
-// flush prints the config file's problems in the order of their lines.
-func (ck *configCheck) flush() {
-	slices.SortStableFunc(ck.pending, func(a, b pendingProblem) int { return cmp.Compare(a.line, b.line) })
-	for _, p := range ck.pending {
-		ck.problem("%s", p.msg)
-	}
-	ck.pending = nil
+	return c.Decoded.Config, true
 }
 
 // slack checks the Slack variables the config names, never printing

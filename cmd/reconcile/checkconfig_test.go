@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -320,26 +319,6 @@ func TestCheckConfigUnreadable(t *testing.T) {
 				t.Errorf("problems: got %q, want one containing %q", got, tc.want)
 			}
 		})
-	}
-}
-
-// TestCheckConfigReadsLikeLoadConfig: check-config's forgiving decoder
-// reads a sound file exactly as LoadConfig does.
-func TestCheckConfigReadsLikeLoadConfig(t *testing.T) {
-	want, err := config.Load("../../reconcile.example.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ck := &configCheck{file: "../../reconcile.example.json", w: io.Discard}
-	got, ok := ck.load()
-	if !ok || len(ck.pending) != 0 {
-		t.Fatalf("load: ok %v, problems %v", ok, ck.pending)
-	}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("got  %+v\nwant %+v", got, want)
-	}
-	if line := ck.decoded.Lines["channels[4].mapping.columns.amount"]; line != 113 {
-		t.Errorf("line of channels[4].mapping.columns.amount: got %d, want 113", line)
 	}
 }
 

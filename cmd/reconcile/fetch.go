@@ -125,7 +125,7 @@ func fetchLine(got nightly.Fetched) string {
 	case "no_bill":
 		s = "the channel has no bill for this date (a day without transactions?); nothing written"
 	default:
-		s = "not fetched: " + oneLine(reports.ErrorText(got.Err))
+		s = "not fetched: " + reconcile.FirstLine(reports.ErrorText(got.Err))
 	}
 	for _, b := range got.Batches {
 		if b.Day.String() != got.Day.String() {

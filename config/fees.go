@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"reconcile"
@@ -45,6 +46,58 @@ func (ch Channel) Windows() (refund, payment time.Duration) {
 		}
 	}
 	return refund, payment
+}
+
+// NewKeyChecks says which checks of money moved twice under new keys are
+// on for the channel: the duplicate windows and the fee contract, for
+// check-config. customers, when not "", says why the payment check is off
+// or unknown: the local orders do not carry the customer it needs.
+func (ch Channel) NewKeyChecks(customers string) string {
+	refund, payment := ch.Windows()
+	var parts []string
+	parts = append(parts, "over_refund on")
+	parts = append(parts, windowNote("suspected_duplicate_refund", refund))
+	switch {
+	case payment <= 0:
+		parts = append(parts, "suspected_duplicate_payment off (duplicate_window.payment is 0)")
+	case customers != "":
+		parts = append(parts, "suspected_duplicate_payment "+customers)
+	default:
+		parts = append(parts, windowNote("suspected_duplicate_payment", payment))
+	}
+	parts = append(parts, feeNote(ch))
+	return strings.Join(parts, "; ")
+}
+
+func windowNote(check string, w time.Duration) string {
+	if w <= 0 {
+		return check + " off (its duplicate_window is 0)"
+	}
+	return check + " within " + w.String()
+}
+
+// feeNote says what fee contract the channel checks its rows against.
+func feeNote(ch Channel) string {
+	c := ch.Fees()
+	if c == nil {
+		return "fee_mismatch off (no fee contract)"
+	}
+	terms := func(kind string, t *reconcile.FeeTerms) string {
+		if t == nil {
+			return kind + " not checked"
+		}
+		if t.ReturnsShare {
+			return kind + " returns its share"
+		}
+		s := fmt.Sprintf("%s rate %s %s", kind, t.RateText(), t.Rounding)
+		for _, p := range [][2]string{{"fixed", t.Fixed}, {"min", t.Min}, {"max", t.Max}} {
+			if p[1] != "" {
+				s += " " + p[0] + " " + p[1]
+			}
+		}
+		return s
+	}
+	return fmt.Sprintf("fee_mismatch against %s, %s, tolerance %d", terms("payment", c.Payment), terms("refund", c.Refund), c.Tolerance)
 }
 
 // FeeContract is a channel's fee contract as the config writes it: terms

@@ -134,3 +134,16 @@ func (s Secret) problem(at, where, name string) error {
 	}
 	return nil
 }
+
+// Secrets are the Slack bot token and webhook URL of the variables s
+// names, "" when unset, read by the one rule of secrets (EnvSecret); one
+// with spaces at its ends is refused.
+func (s Slack) Secrets(getenv func(string) string) (token, webhook string, err error) {
+	if token, err = EnvSecret(getenv, s.TokenEnv); err != nil {
+		return "", "", fmt.Errorf("slack: %w", err)
+	}
+	if webhook, err = EnvSecret(getenv, s.WebhookEnv); err != nil {
+		return "", "", fmt.Errorf("slack: %w", err)
+	}
+	return token, webhook, nil
+}

@@ -132,10 +132,10 @@ func (ck *configCheck) load() (cfg config.Config, ok bool) {
 
 // slack checks the Slack variables the config names, never printing
 // their values: a token or a webhook URL is a secret, read as a run reads
-// it (slackSecrets).
+// it (config.Slack.Secrets).
 func (ck *configCheck) slack(cfg config.Config, getenv func(string) string) {
 	s := cfg.Slack
-	tokenValue, webhook, err := slackSecrets(cfg, getenv)
+	tokenValue, webhook, err := s.Secrets(getenv)
 	if err != nil {
 		ck.problem("%s", err)
 		return
@@ -228,52 +228,8 @@ func (ck *configCheck) newKeyChecks(ctx context.Context, cfg config.Config, db *
 		}
 	}
 	for _, ch := range cfg.Channels {
-		refund, payment := ch.Windows()
-		var parts []string
-		parts = append(parts, "over_refund on")
-		parts = append(parts, windowNote("suspected_duplicate_refund", refund))
-		switch {
-		case payment <= 0:
-			parts = append(parts, "suspected_duplicate_payment off (duplicate_window.payment is 0)")
-		case customers != "":
-			parts = append(parts, "suspected_duplicate_payment "+customers)
-		default:
-			parts = append(parts, windowNote("suspected_duplicate_payment", payment))
-		}
-		parts = append(parts, feeNote(ch))
-		ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), strings.Join(parts, "; "))
+		ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), ch.NewKeyChecks(customers))
 	}
-}
-
-func windowNote(check string, w time.Duration) string {
-	if w <= 0 {
-		return check + " off (its duplicate_window is 0)"
-	}
-	return check + " within " + w.String()
-}
-
-// feeNote says what fee contract the channel checks its rows against.
-func feeNote(ch config.Channel) string {
-	c := ch.Fees()
-	if c == nil {
-		return "fee_mismatch off (no fee contract)"
-	}
-	terms := func(kind string, t *reconcile.FeeTerms) string {
-		if t == nil {
-			return kind + " not checked"
-		}
-		if t.ReturnsShare {
-			return kind + " returns its share"
-		}
-		s := fmt.Sprintf("%s rate %s %s", kind, t.RateText(), t.Rounding)
-		for _, p := range [][2]string{{"fixed", t.Fixed}, {"min", t.Min}, {"max", t.Max}} {
-			if p[1] != "" {
-				s += " " + p[0] + " " + p[1]
-			}
-		}
-		return s
-	}
-	return fmt.Sprintf("fee_mismatch against %s, %s, tolerance %d", terms("payment", c.Payment), terms("refund", c.Refund), c.Tolerance)
 }
 
 // dbTrouble says in a few words why the database could not be used,

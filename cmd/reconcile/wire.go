@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
 	"time"
 
 	"reconcile/config"
@@ -78,12 +77,12 @@ func (a *App) newJob(cfg config.Config, n reports.Notifier) *nightly.Job {
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot
 // with token and channel; else a webhook; else printed. The token and the
-// webhook are read as every secret is (slackSecrets).
+// webhook are read as every secret is (config.Slack.Secrets).
 func (a *App) notifier(cfg config.Config, dryRun bool) (reports.Notifier, error) {
 	if dryRun {
 		return reports.NewPrintNotifier(a.Stdout), nil
 	}
-	token, webhook, err := slackSecrets(cfg, a.Getenv)
+	token, webhook, err := cfg.Slack.Secrets(a.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -99,17 +98,4 @@ func (a *App) notifier(cfg config.Config, dryRun bool) (reports.Notifier, error)
 		return reports.NewWebhookNotifier(webhook, a.HTTPClient, policy), nil
 	}
 	return reports.NewPrintNotifier(a.Stdout), nil
-}
-
-// slackSecrets are the Slack bot token and webhook URL of the variables
-// the config names, "" when unset, read by the one rule of secrets
-// (config.EnvSecret); one with spaces at its ends is refused.
-func slackSecrets(cfg config.Config, getenv func(string) string) (token, webhook string, err error) {
-	if token, err = config.EnvSecret(getenv, cfg.Slack.TokenEnv); err != nil {
-		return "", "", fmt.Errorf("slack: %w", err)
-	}
-	if webhook, err = config.EnvSecret(getenv, cfg.Slack.WebhookEnv); err != nil {
-		return "", "", fmt.Errorf("slack: %w", err)
-	}
-	return token, webhook, nil
 }

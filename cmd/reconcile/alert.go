@@ -26,17 +26,11 @@ func (a *App) alertCmd(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := a.openDB(ctx, "alert", c.dsn, cfg)
+	job, err := a.openJob(ctx, "alert", c.dsn, cfg, a.newLogger(c.level).With("run_id", *resend))
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	n, err := a.notifier(cfg, false)
-	if err != nil {
-		return err
-	}
-	job := a.newJob(cfg, n)
-	job.DB, job.Log = db, a.newLogger(c.level).With("run_id", *resend)
+	defer job.DB.Close()
 	sent, err := job.Resend(ctx, *resend)
 	if err != nil {
 		return fmt.Errorf("alert of run %s: %w", *resend, err)

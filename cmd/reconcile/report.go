@@ -50,17 +50,11 @@ func (a *App) reportCmd(ctx context.Context, args []string) error {
 	if *out == "" {
 		*out = nightly.NewSpec(cfg, ch, day).OutDir
 	}
-	db, err := a.openDB(ctx, "report", c.dsn, cfg)
+	job, err := a.openJob(ctx, "report", c.dsn, cfg, a.newLogger(c.level).With("channel", *channel, "business_date", day.String()))
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	n, err := a.notifier(cfg, false)
-	if err != nil {
-		return err
-	}
-	job := a.newJob(cfg, n)
-	job.DB, job.Log = db, a.newLogger(c.level).With("channel", *channel, "business_date", day.String())
+	defer job.DB.Close()
 	return a.report(ctx, job, day, *channel, *shards, *out)
 }
 

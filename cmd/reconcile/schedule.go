@@ -100,12 +100,10 @@ func (a *App) scheduleCmd(ctx context.Context, args []string) error {
 // newScheduler is the scheduler of cfg: its job, its metrics, and the
 // clients of the channels it fetches from.
 func (a *App) newScheduler(cfg config.Config, db *ledger.DB, logger *slog.Logger) (*nightly.Scheduler, error) {
-	n, err := a.notifier(cfg, false)
+	job, err := a.alertingJob(cfg, db, logger)
 	if err != nil {
 		return nil, err
 	}
-	job := a.newJob(cfg, n)
-	job.DB, job.Log = db, logger
 	s := &nightly.Scheduler{Config: cfg, Job: job, Now: a.Now, Log: logger}
 	s.Metrics = a.scheduleObserver(cfg, job)
 	f, err := a.fetcher(cfg.Channels, db)

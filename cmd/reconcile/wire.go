@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"flag"
+	"log/slog"
 	"time"
 
 	"reconcile/config"
@@ -73,6 +74,33 @@ func (a *App) openDB(ctx context.Context, cmd, flag string, cfg config.Config) (
 // newJob returns a job configured by cfg, without its database.
 func (a *App) newJob(cfg config.Config, n reports.Notifier) *nightly.Job {
 	return &nightly.Job{Notifier: n, Config: cfg, Now: a.Now, Log: a.newLogger(nil)}
+}
+
+// alertingJob returns a job configured by cfg on db, logging to log, whose
+// alerts go where the config says.
+func (a *App) alertingJob(cfg config.Config, db *ledger.DB, log *slog.Logger) (*nightly.Job, error) {
+	n, err := a.notifier(cfg, false)
+	if err != nil {
+		return nil, err
+	}
+	job := a.newJob(cfg, n)
+	job.DB, job.Log = db, log
+	return job, nil
+}
+
+// openJob opens the database of cmd (see dsn) and returns an alerting job
+// on it; the caller closes job.DB.
+func (a *App) openJob(ctx context.Context, cmd, flag string, cfg config.Config, log *slog.Logger) (*nightly.Job, error) {
+	db, err := a.openDB(ctx, cmd, flag, cfg)
+	if err != nil {
+		return nil, err
+	}
+	job, err := a.alertingJob(cfg, db, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return job, nil
 }
 
 // notifier picks where alerts go: printed on a dry run; else a Slack bot

@@ -352,16 +352,26 @@ func (s *Server) createRun(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, "create", obj)
 }
 
-func (s *Server) pollRun(w http.ResponseWriter, r *http.Request) {
-	if !s.begin(w, r, "poll") {
-		return
+// lookup begins a request of kind for the run in byID that the path's id
+// names, and returns it with s.mu held; nil means it has answered: a
+// canned answer, a refused key, or Stripe's 404 for what (no such id).
+func (s *Server) lookup(w http.ResponseWriter, r *http.Request, kind, what string, byID map[string]*run) *run {
+	if !s.begin(w, r, kind) {
+		return nil
 	}
 	id := r.PathValue("id")
 	s.mu.Lock()
-	rn := s.runs[id]
+	rn := byID[id]
 	if rn == nil {
 		s.mu.Unlock()
-		writeError(w, http.StatusNotFound, "invalid_request_error", "resource_missing", "No such report run: '"+id+"'")
+		writeError(w, http.StatusNotFound, "invalid_request_error", "resource_missing", "No such "+what+": '"+id+"'")
+	}
+	return rn
+}
+
+func (s *Server) pollRun(w http.ResponseWriter, r *http.Request) {
+	rn := s.lookup(w, r, "poll", "report run", s.runs)
+	if rn == nil {
 		return
 	}
 	rn.polls++
@@ -411,17 +421,11 @@ func (s *Server) runObject(rn *run) map[string]any {
 }
 
 func (s *Server) download(w http.ResponseWriter, r *http.Request) {
-	if !s.begin(w, r, "download") {
-		return
-	}
-	id := r.PathValue("id")
-	s.mu.Lock()
-	rn := s.files[id]
-	s.mu.Unlock()
+	rn := s.lookup(w, r, "download", "file", s.files)
 	if rn == nil {
-		writeError(w, http.StatusNotFound, "invalid_request_error", "resource_missing", "No such file: '"+id+"'")
 		return
 	}
+	s.mu.Unlock()
 	w.Header().Set("Content-Type", "text/csv")
 	w.Write(rn.file)
 }

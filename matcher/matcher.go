@@ -2,26 +2,30 @@
 // date against the local records, by the rules of the product spec. It is
 // pure: no I/O, no clock, and the same input always gives the same output.
 //
-// A run hands it, in this order: the file's rows (AddRow, then HashKeys
-// when earlier nights will be read); the local records, the day's window
-// and then those of the file's keys the window did not hold (AddLocalRow,
-// LocalKeys); the parts of earlier nights' memory that may hold its keys,
-// in passes by key hash (MemoryPasses, MemoryPass, FilterRange,
-// MemoryParts, AddMemory); the idempotency status of the keys that do not
-// simply match (IdemKeys, SetIdem); earlier pending findings and reversed
-// duplicates (AddPending, AddReversed). Classify then classifies, and Memory
-// gives the night's own memory, which LayOut cuts into the parts stored for
-// the nights after.
+// A run hands it, in this order: the file's rows (AddRow), beside them the
+// day's window of local records (Interleave, AddLocalRows, RowsDone), then
+// the records of the file's keys the window did not hold (LocalKeys,
+// AddLocalRow); the earlier nights' memory, through the reader Nights
+// gives; the idempotency status of the keys that do not simply match
+// (IdemKeys, SetIdem); what the ledger says of the orders and customers
+// the rules by order and customer look at (RefundOrders, EarlyOrders,
+// PaymentIDs and their Add methods); earlier pending findings and
+// reversed duplicates (AddPending, AddReversed). Classify then
+// classifies, and Memory gives the night's own memory as it is stored.
 //
-// Rows are indexed by key in a hash table as they arrive; local records
-// are then streamed past the index one at a time, so memory grows with the
-// settlement file, not with the local tables.
+// The rows and local records are kept in a row store
+// (matcher/rowstore), indexed by key in a hash table as they arrive;
+// local records are streamed past it one at a time, so memory grows with
+// the settlement file, not with the local tables. The rules read plain
+// values from it: a key's rows and record as reconcile values, or a
+// row's or record's numbers; none reads its layout.
 //
-// Keys have a memory across nights: rows of earlier nights' files with the
-// same keys (AddMemory) make a row under a new channel id a duplicate of
-// what was settled before, and the same channel id seen again the same
-// row. Records settled just before the day's cut-off are pending rather
-// than missing, and the next day's run settles them (AddPending).
+// Keys have a memory across nights (matcher/memory): rows of earlier
+// nights' files with the same keys make a row under a new channel id a
+// duplicate of what was settled before, and the same channel id seen
+// again the same row. Records settled just before the day's cut-off are
+// pending rather than missing, and the next day's run settles them
+// (AddPending).
 package matcher
 
 import (

@@ -8,7 +8,7 @@ import (
 // readingGC makes the collector run readingGCFactor times rarer while
 // the file and the window are read, and returns what sets it back. The
 // heap then holds only rows in flight, the index living outside it
-// (matcher/bigslice.go): paced by a heap of a few megabytes, the
+// (matcher/internal/offheap): paced by a heap of a few megabytes, the
 // collector ran many times a second. From the matching on, the heap
 // holds findings and the workbook, and the usual pace keeps the peak
 // near what is live. The pace is the process's: nights read at once

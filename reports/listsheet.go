@@ -409,3 +409,111 @@ func (lw *lineWriter) ref(i int) {
 // isXMLSpace is a character at an end of a text that a reader trims unless
 // the text says to keep it.
 func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// streamLists writes the list sheets through excelize's StreamWriter
+// instead (stream), for the measurement against the lines written into
+// the file.
+var streamLists bool
+
+// stream writes a list sheet through excelize's StreamWriter: its panes
+// and widths before the first row, the header and the lines, then the
+// autofilter and dropdown before Flush, which writes them. Text goes in as
+// the string excelize escapes itself, money as a float64: the only number
+// StreamWriter writes that is not an integer.
+func (ls *listSheet) stream(f *excelize.File, st *styles, res *reconcile.Result) error {
+	sw, err := f.NewStreamWriter(ls.name)
+	if err != nil {
+		return err
+	}
+	err = sw.SetPanes(&excelize.Panes{
+		Freeze:      true,
+		YSplit:      1,
+		TopLeftCell: "A2",
+		ActivePane:  "bottomLeft",
+		Selection:   []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
+	})
+	if err != nil {
+		return err
+	}
+	for i, w := range ls.widths {
+		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
+			return err
+		}
+	}
+	row := make([]any, len(ls.header))
+	for i, h := range ls.header {
+		row[i] = excelize.Cell{StyleID: st.header, Value: h}
+	}
+	if err := sw.SetRow("A1", row); err != nil {
+		return err
+	}
+	cells := make(lineCells, len(ls.header))
+	for n, fi := range ls.found {
+		fd := res.Findings[fi]
+		ls.fill(fd, cells)
+		whole := wholeValue(res, fd.Ref, ls.csv)
+		for i, c := range cells {
+			switch c.kind {
+			case kindBlank:
+				row[i] = nil
+			case kindText:
+				v := cellString(c.text, whole)
+				cell := excelize.Cell{Value: unxstring(v)}
+				if startsLikeFormula(v) {
+					if cell.StyleID, err = st.quotePrefixed(0); err != nil {
+						return err
+					}
+				}
+				row[i] = cell
+			case kindMoney:
+				id, err := st.moneyStyle(c.currency)
+				if err != nil {
+					return err
+				}
+				x, err := strconv.ParseFloat(reconcile.FormatAmount(c.minor, c.currency), 64)
+				if err != nil {
+					return err
+				}
+				row[i] = excelize.Cell{StyleID: id, Value: x}
+			case kindInt:
+				row[i] = c.n
+			}
+		}
+		ref, err := excelize.CoordinatesToCellName(1, n+2)
+		if err != nil {
+			return err
+		}
+		if err := sw.SetRow(ref, row); err != nil {
+			return err
+		}
+	}
+	lastRow := 1 + len(ls.found)
+	s := &sheet{f: f, name: ls.name, st: st}
+	if ls.dropdown {
+		if err := addDecisionDropdown(s, lastRow); err != nil {
+			return err
+		}
+	}
+	ref := s.cell(1, 1) + ":" + s.cell(len(ls.header), max(lastRow, 2))
+	if s.err != nil {
+		return s.err
+	}
+	if err := f.AutoFilter(ls.name, ref, nil); err != nil {
+		return err
+	}
+	return sw.Flush()
+}
+
+// writeStreamed writes the workbook f, its list sheets streamed, to w,
+// deflated at the fastest level as writeWithLines does.
+func writeStreamed(w io.Writer, f *excelize.File) error {
+	f.SetZipWriter(func(w io.Writer) excelize.ZipWriter {
+		zw := zip.NewWriter(w)
+		zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
+			return flate.NewWriter(out, flate.BestSpeed)
+		})
+		return zw
+	})
+	_, err := f.WriteTo(w)
+	return err
+}

@@ -20,14 +20,41 @@ import (
 )
 
 // The list sheets (Review, Pending, Auto-reversed) are tables of findings
-// under a header row, one a line, and a night may give them 100,000 lines.
-// excelize's in-memory sheets hold some 4 KB a line and marshal every
-// cell by reflection when the file is written; its StreamWriter can put a
-// number in a cell only from a float64. So excelize lays these sheets out
-// with their header alone (frozen pane, column widths, autofilter,
-// dropdown, all sized for the lines to come), and their lines are written
-// into the workbook as it is copied out of excelize's file (writeWithLines):
-// one pass, with the cell rules of cells.go.
+// under a header row, one a line. The Review sheets hold review_max_lines
+// lines (50,000 unless set, 1,048,575 at the most); Pending and
+// Auto-reversed hold every finding of theirs, bounded by the night's rows
+// alone; a sheet holds 1,048,575. excelize lays these sheets out with
+// their header alone (frozen pane, column widths, autofilter, dropdown,
+// all sized for the lines to come), and their lines are written into the
+// workbook as it is copied out of excelize's file (writeWithLines): one
+// pass, with the cell rules of cells.go. What the copy relies on is the
+// file format, not how excelize works inside: the sheets' parts as
+// xl/workbook.xml and its relationships name them, and the end of each
+// one's sheetData.
+//
+// excelize has no other way to write these lines that keeps the cells as
+// they are. Its in-memory sheets hold some 4 KB a line and marshal every
+// cell by reflection: 60,000 lines took 10.4 s and 1.32 GB of allocation,
+// against 1.0 s and 19 MB here. Its StreamWriter (v2.11.1) writes a
+// number that is not an integer only from a float64, with the fewest
+// digits (99.80 reads back as 99.8), and escapes every string itself, so a
+// control character, U+FFFE or U+FFFF reads back as U+FFFD: three of the
+// workbook's tests fail under it. It also costs more. A 10M run has 2 GiB
+// of RSS in all and reaches 1,964 to 2,010 MiB; its reports are made
+// beside the commit, which takes 3.3 to 5 s. Both ways were run one after
+// the other, six times each, each run a process of its own
+// (BenchmarkListSheets; a 2-processor machine that other work kept at a
+// load of 4 to 12, so wall times varied up to fourfold and CPU times are
+// given):
+//
+//   - the 10M night of make bench (50,000 review lines in the workbook,
+//     75,000 in the CSV, 15,000 reversed): here 0.51 to 0.80 s of CPU,
+//     30 MiB allocated, RSS up 14 to 15 MiB; StreamWriter 1.12 to
+//     1.55 s, 302 MiB, RSS up 85 to 103 MiB.
+//   - every list sheet full, 1,048,575 lines each: here 13.9 to 26.0 s,
+//     654 MiB, RSS up 13 to 19 MiB; StreamWriter 46.6 to 62.8 s,
+//     9.1 GiB, RSS up 2.0 to 2.4 GiB, more than a whole run has. It
+//     holds the whole file in memory while it writes it.
 
 // listSheet is one list sheet: its columns and the findings on it.
 type listSheet struct {
@@ -409,111 +436,3 @@ func (lw *lineWriter) ref(i int) {
 // isXMLSpace is a character at an end of a text that a reader trims unless
 // the text says to keep it.
 func isXMLSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// streamLists writes the list sheets through excelize's StreamWriter
-// instead (stream), for the measurement against the lines written into
-// the file.
-var streamLists bool
-
-// stream writes a list sheet through excelize's StreamWriter: its panes
-// and widths before the first row, the header and the lines, then the
-// autofilter and dropdown before Flush, which writes them. Text goes in as
-// the string excelize escapes itself, money as a float64: the only number
-// StreamWriter writes that is not an integer.
-func (ls *listSheet) stream(f *excelize.File, st *styles, res *reconcile.Result) error {
-	sw, err := f.NewStreamWriter(ls.name)
-	if err != nil {
-		return err
-	}
-	err = sw.SetPanes(&excelize.Panes{
-		Freeze:      true,
-		YSplit:      1,
-		TopLeftCell: "A2",
-		ActivePane:  "bottomLeft",
-		Selection:   []excelize.Selection{{SQRef: "A2", ActiveCell: "A2", Pane: "bottomLeft"}},
-	})
-	if err != nil {
-		return err
-	}
-	for i, w := range ls.widths {
-		if err := sw.SetColWidth(i+1, i+1, w); err != nil {
-			return err
-		}
-	}
-	row := make([]any, len(ls.header))
-	for i, h := range ls.header {
-		row[i] = excelize.Cell{StyleID: st.header, Value: h}
-	}
-	if err := sw.SetRow("A1", row); err != nil {
-		return err
-	}
-	cells := make(lineCells, len(ls.header))
-	for n, fi := range ls.found {
-		fd := res.Findings[fi]
-		ls.fill(fd, cells)
-		whole := wholeValue(res, fd.Ref, ls.csv)
-		for i, c := range cells {
-			switch c.kind {
-			case kindBlank:
-				row[i] = nil
-			case kindText:
-				v := cellString(c.text, whole)
-				cell := excelize.Cell{Value: unxstring(v)}
-				if startsLikeFormula(v) {
-					if cell.StyleID, err = st.quotePrefixed(0); err != nil {
-						return err
-					}
-				}
-				row[i] = cell
-			case kindMoney:
-				id, err := st.moneyStyle(c.currency)
-				if err != nil {
-					return err
-				}
-				x, err := strconv.ParseFloat(reconcile.FormatAmount(c.minor, c.currency), 64)
-				if err != nil {
-					return err
-				}
-				row[i] = excelize.Cell{StyleID: id, Value: x}
-			case kindInt:
-				row[i] = c.n
-			}
-		}
-		ref, err := excelize.CoordinatesToCellName(1, n+2)
-		if err != nil {
-			return err
-		}
-		if err := sw.SetRow(ref, row); err != nil {
-			return err
-		}
-	}
-	lastRow := 1 + len(ls.found)
-	s := &sheet{f: f, name: ls.name, st: st}
-	if ls.dropdown {
-		if err := addDecisionDropdown(s, lastRow); err != nil {
-			return err
-		}
-	}
-	ref := s.cell(1, 1) + ":" + s.cell(len(ls.header), max(lastRow, 2))
-	if s.err != nil {
-		return s.err
-	}
-	if err := f.AutoFilter(ls.name, ref, nil); err != nil {
-		return err
-	}
-	return sw.Flush()
-}
-
-// writeStreamed writes the workbook f, its list sheets streamed, to w,
-// deflated at the fastest level as writeWithLines does.
-func writeStreamed(w io.Writer, f *excelize.File) error {
-	f.SetZipWriter(func(w io.Writer) excelize.ZipWriter {
-		zw := zip.NewWriter(w)
-		zw.RegisterCompressor(zip.Deflate, func(out io.Writer) (io.WriteCloser, error) {
-			return flate.NewWriter(out, flate.BestSpeed)
-		})
-		return zw
-	})
-	_, err := f.WriteTo(w)
-	return err
-}

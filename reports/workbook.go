@@ -179,11 +179,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 	info.Sheets = f.GetSheetList()
 	err = atomicfile.Write(path, 0o644, func(w *os.File) error {
 		bw := bufio.NewWriterSize(w, 256<<10)
-		write := func() error { return writeWithLines(bw, f, st, res, lists) }
-		if streamLists {
-			write = func() error { return writeStreamed(bw, f) }
-		}
-		if err := write(); err != nil {
+		if err := writeWithLines(bw, f, st, res, lists); err != nil {
 			return fmt.Errorf("write workbook %s: %w", path, err)
 		}
 		return bw.Flush()
@@ -306,11 +302,7 @@ func buildWorkbook(f *excelize.File, res *reconcile.Result, lay reviewLayout, li
 		return nil, err
 	}
 	for i := range lists {
-		put := func() error { return lists[i].layOut(&sheet{f: f, name: lists[i].name, st: st}, res) }
-		if streamLists {
-			put = func() error { return lists[i].stream(f, st, res) }
-		}
-		if err := put(); err != nil {
+		if err := lists[i].layOut(&sheet{f: f, name: lists[i].name, st: st}, res); err != nil {
 			return nil, err
 		}
 	}

@@ -1,3 +1,5 @@
+//go:build linux
+
 package reports
 
 import (
@@ -15,13 +17,8 @@ import (
 	"reconcile"
 )
 
-// RECONCILE_LIST_SHEETS=stream runs the package's tests with the list
-// sheets written through excelize's StreamWriter.
-func init() { streamLists = os.Getenv("RECONCILE_LIST_SHEETS") == "stream" }
-
-// BenchmarkListSheets writes the workbook of a ten-million-row night, its
-// list sheets' lines written into the file (splice) or through excelize's
-// StreamWriter (stream):
+// BenchmarkListSheets writes the workbook of a ten-million-row night
+// (listsheet.go has the figures):
 //
 //   - night: the 10M night of make bench, 75,000 review lines (50,000 of
 //     them in the workbook, review_max_lines' default, all in the CSV
@@ -32,7 +29,7 @@ func init() { streamLists = os.Getenv("RECONCILE_LIST_SHEETS") == "stream" }
 //
 // Each case is meant for a process of its own, so its peak RSS is its own:
 //
-//	go test -run '^$' -bench 'ListSheets/full/splice$' -benchtime 1x ./reports
+//	go test -run '^$' -bench 'ListSheets/night$' -benchtime 1x ./reports
 func BenchmarkListSheets(b *testing.B) {
 	for _, c := range []struct {
 		name                       string
@@ -42,17 +39,8 @@ func BenchmarkListSheets(b *testing.B) {
 		{"full", maxSheetLines, maxSheetLines, maxSheetLines, maxSheetLines},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			var res *reconcile.Result
-			for _, way := range []string{"splice", "stream"} {
-				b.Run(way, func(b *testing.B) {
-					if res == nil {
-						res = nightResult(c.review, c.pending, c.auto)
-					}
-					defer func(was bool) { streamLists = was }(streamLists)
-					streamLists = way == "stream"
-					benchWorkbook(b, res, WorkbookOptions{MaxLines: c.max})
-				})
-			}
+			res := nightResult(c.review, c.pending, c.auto)
+			benchWorkbook(b, res, WorkbookOptions{MaxLines: c.max})
 		})
 	}
 }

@@ -160,3 +160,16 @@ func SortFindings(fs []Finding) {
 		return a.ChannelTxnID < b.ChannelTxnID
 	})
 }
+
+// The review workbook's bounds, the one place they are set: the config
+// and the workbook both read them.
+const (
+	// DefaultReviewLines is how many review lines a workbook holds unless
+	// the config says otherwise (review_max_lines): far more than a person
+	// works through in a morning, and a file a spreadsheet opens without a
+	// struggle. A run with more gets a CSV export of all of them beside it.
+	DefaultReviewLines = 50_000
+	// MaxSheetLines is the lines an xlsx sheet holds below its header
+	// (1,048,576 rows in all).
+	MaxSheetLines = 1<<20 - 1
+)

@@ -181,14 +181,13 @@ const (
 	maxStillOpenDays     = 3660
 	defaultMemoryDays    = 7
 	maxMemoryDays        = 366
-	defaultReviewLines   = 50_000
-	// maxReviewLines is the rows of an xlsx sheet below its header.
-	maxReviewLines  = 1<<20 - 1
-	maxLookbackDays = 92
-	maxLease        = 24 * time.Hour
-	maxGrace        = 24 * time.Hour
-	maxDeadline     = maxLookbackDays * 24 * time.Hour
-	defaultTop      = 5
+	defaultReviewLines   = reconcile.DefaultReviewLines
+	maxReviewLines       = reconcile.MaxSheetLines
+	maxLookbackDays      = 92
+	maxLease             = 24 * time.Hour
+	maxGrace             = 24 * time.Hour
+	maxDeadline          = maxLookbackDays * 24 * time.Hour
+	defaultTop           = 5
 	// maxTop is the most items an alert lists (reports.RunMessage lists
 	// no more).
 	maxTop = 30

@@ -103,17 +103,12 @@ func WorkbookName(channel string, day reconcile.BusinessDay) string {
 }
 
 // Excel holds 1,048,576 rows a sheet; the first is the header.
-const maxSheetLines = 1_048_575
-
-// defaultMaxLines is how many review lines a workbook holds unless told
-// otherwise: far more than a person works through in a morning, and a
-// file a spreadsheet opens without a struggle.
-const defaultMaxLines = 100_000
+const maxSheetLines = reconcile.MaxSheetLines
 
 // WorkbookOptions bound the size of the review workbook.
 type WorkbookOptions struct {
 	// MaxLines is how many review lines the workbook holds, over all its
-	// Review sheets; 0 means 100,000. A run with more lines gets a CSV
+	// Review sheets; 0 means reconcile.DefaultReviewLines. A run with more lines gets a CSV
 	// export of all of them beside the workbook.
 	MaxLines int
 	// SheetLines is how many review lines one Review sheet holds before
@@ -213,7 +208,7 @@ func newReviewLayout(res *reconcile.Result, opts WorkbookOptions) (reviewLayout,
 		return reviewLayout{}, fmt.Errorf("sheet lines %d: want 0 for the default or up to %d", sheetLines, maxSheetLines)
 	}
 	if maxLines == 0 {
-		maxLines = defaultMaxLines
+		maxLines = reconcile.DefaultReviewLines
 	}
 	if sheetLines == 0 {
 		sheetLines = maxSheetLines

@@ -23,16 +23,16 @@ import (
 // Of a shard, a customer's case is the customer's shard's
 // (Shard.HasCustomer): it reads the day's orders of its customers that
 // other shards' keys hold (AddLocalRow of OtherShard records), and knows
-// from the file which of those settled tonight (AddSettledElsewhere). A
+// from the file which of those settled tonight (addSettledElsewhere). A
 // case is told from our records alone, so that every shard, and the run
 // of the whole, tell it alike.
 
-// EarlyOrders returns tonight's settled orders of the run's customers that
+// earlyOrders returns tonight's settled orders of the run's customers that
 // were created early enough for a partner settled on an earlier night:
 // within the payment window of the day's start, or before it. (A partner
 // settled before the day was created before it: an order created later
 // than the window after the day's start has none.)
-func (m *Matcher) EarlyOrders() []reconcile.LocalRecord {
+func (m *Matcher) earlyOrders() []reconcile.LocalRecord {
 	if m.opts.PaymentWindow <= 0 {
 		return nil
 	}
@@ -63,9 +63,9 @@ func (m *Matcher) settledOthers() []reconcile.LocalRecord {
 	return out
 }
 
-// AddEarlierOrder takes a paid order of a customer of tonight, settled on
+// addEarlierOrder takes a paid order of a customer of tonight, settled on
 // an earlier night.
-func (m *Matcher) AddEarlierOrder(rec reconcile.LocalRecord) {
+func (m *Matcher) addEarlierOrder(rec reconcile.LocalRecord) {
 	m.earlierOrders = append(m.earlierOrders, rec)
 }
 

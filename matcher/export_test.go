@@ -24,3 +24,16 @@ func (m *Matcher) AddLocal(rec reconcile.LocalRecord) {
 func (m *Matcher) Keys() (orders, refunds []string) {
 	return m.keys(false)
 }
+
+// New returns a matcher the tests feed by the calls below, as an Intake
+// does.
+func New(day reconcile.BusinessDay, opts Options) *Matcher { return newMatcher(day, opts) }
+
+func (m *Matcher) AddRow(tx reconcile.Transaction)                { m.addRow(tx) }
+func (m *Matcher) AddLocalRows(rs []reconcile.LocalRow)           { m.addLocalRows(rs) }
+func (m *Matcher) Interleave()                                    { m.interleave() }
+func (m *Matcher) RowsDone()                                      { m.rowsDone() }
+func (m *Matcher) AddContextRow(tx reconcile.Transaction)         { m.addContextRow(tx) }
+func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction)   { m.addSettledElsewhere(tx) }
+func (m *Matcher) UnkeyedRefunds() []string                       { return m.unkeyedRefunds() }
+func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord) { m.resolveRefunds(refunds) }

@@ -41,7 +41,7 @@ func TestLargeIndex(t *testing.T) {
 	// As a run that reads earlier nights does: tonight's keys hashed into
 	// their passes, let go of by Classify.
 	m.Nights().Hash()
-	res := m.Classify()
+	res := m.Classify(Known{})
 	if m.nights != nil {
 		t.Error("the keys listed by hash are kept past Classify")
 	}

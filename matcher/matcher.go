@@ -2,15 +2,15 @@
 // date against the local records, by the rules of the product spec. It is
 // pure: no I/O, no clock, and the same input always gives the same output.
 //
-// A run hands it, in this order: the file's rows (AddRow), beside them the
-// day's window of local records (Interleave, AddLocalRows, RowsDone), then
+// A run hands it, in this order: the file's rows (addRow), beside them the
+// day's window of local records (interleave, AddLocalRows, RowsDone), then
 // the records of the file's keys the window did not hold (LocalKeys,
 // AddLocalRow); the earlier nights' memory, through the reader Nights
 // gives; the idempotency status of the keys that do not simply match
 // (IdemKeys, SetIdem); what the ledger says of the orders and customers
 // the rules by order and customer look at (RefundOrders, EarlyOrders,
 // PaymentIDs and their Add methods); earlier pending findings and
-// reversed duplicates (AddPending, AddReversed). Classify then
+// reversed duplicates (addPending, AddReversed). Classify then
 // classifies, and Memory gives the night's own memory as it is stored.
 //
 // The rows and local records are kept in a row store
@@ -25,7 +25,7 @@
 // duplicate of what was settled before, and the same channel id seen
 // again the same row. Records settled just before the day's cut-off are
 // pending rather than missing, and the next day's run settles them
-// (AddPending).
+// (addPending).
 package matcher
 
 import (
@@ -80,7 +80,7 @@ type group struct {
 	// the same date reversed, by Finding.RowKey.
 	reversed map[string]reconcile.Finding
 	// owners are the orders our records hold channel ids under, of the
-	// ids PaymentIDs asked about (AddPaymentOwners).
+	// ids PaymentIDs asked about (addPaymentOwners).
 	owners map[string]string
 	// ownIDs says the rows' channel ids are the ids our records keep
 	// (not Options.ForeignIDs), so a row is ours by its id.
@@ -101,14 +101,14 @@ type Matcher struct {
 	prevPending []reconcile.Finding
 	reversed    []reconcile.Finding
 	// orders are what the ledger knows of the orders a refund touches
-	// tonight (AddOrderRefunds); owners the orders by the channel ids our
-	// records hold (AddPaymentOwners); earlierOrders the customers' paid
-	// orders settled on earlier nights (AddEarlierOrder).
+	// tonight (addOrderRefunds); owners the orders by the channel ids our
+	// records hold (addPaymentOwners); earlierOrders the customers' paid
+	// orders settled on earlier nights (addEarlierOrder).
 	orders        map[string]*reconcile.OrderRefunds
 	owners        map[string]string
 	earlierOrders []reconcile.LocalRecord
 	// unkeyed are refund rows without our refund number, kept aside until
-	// their channel refund id is looked up (ResolveRefunds); those nothing
+	// their channel refund id is looked up (resolveRefunds); those nothing
 	// links stay here and are reported.
 	unkeyed []reconcile.Transaction
 	// Of a shard: context are refund rows of other shards' keys whose
@@ -132,18 +132,19 @@ type Matcher struct {
 	localRows   int
 }
 
-// New returns a matcher for the business day.
-func New(day reconcile.BusinessDay, opts Options) *Matcher {
+// newMatcher returns a matcher for the business day, to be fed through
+// its Intake.
+func newMatcher(day reconcile.BusinessDay, opts Options) *Matcher {
 	m := &Matcher{day: day, opts: opts, earlier: map[int32][]reconcile.Transaction{}, big: &offheap.Mappings{}}
 	m.store = rowstore.New(day.Location, opts.ExpectRows, m.big, m.unmatched)
 	return m
 }
 
-// AddRow indexes one settlement row. Rows of a kind the parser did not
+// addRow indexes one settlement row. Rows of a kind the parser did not
 // recognise are kept aside and reported, never dropped. Like every Add
 // method, it copies what it keeps of the row's text: the caller may
 // reuse it once the call returns.
-func (m *Matcher) AddRow(tx reconcile.Transaction) {
+func (m *Matcher) addRow(tx reconcile.Transaction) {
 	m.rowCount++
 	if tx.Kind == reconcile.KindBatch {
 		m.batchRows++ // fees and payouts of the batch: counted, not matched
@@ -154,7 +155,7 @@ func (m *Matcher) AddRow(tx reconcile.Transaction) {
 		return
 	}
 	if tx.Kind == reconcile.KindRefund && tx.RefundNo == "" {
-		m.unkeyed = append(m.unkeyed, tx.Clone()) // until its refund id is looked up (ResolveRefunds)
+		m.unkeyed = append(m.unkeyed, tx.Clone()) // until its refund id is looked up (resolveRefunds)
 		return
 	}
 	m.store.Add(tx, m.opts.Fees != nil)
@@ -179,16 +180,16 @@ func (m *Matcher) keys(withoutLocal bool) (orders, refunds []string) {
 	return orders, refunds
 }
 
-// AddPending takes a pending finding of an earlier date: if this file
+// addPending takes a pending finding of an earlier date: if this file
 // carries its key it is resolved, otherwise it becomes missing_channel.
-func (m *Matcher) AddPending(f reconcile.Finding) {
+func (m *Matcher) addPending(f reconcile.Finding) {
 	m.prevPending = append(m.prevPending, f)
 }
 
-// AddReversed takes a duplicate that an earlier run of this same date
+// addReversed takes a duplicate that an earlier run of this same date
 // reversed. If this file (a corrected one) no longer carries that row, the
 // reversal stands on a row that is gone: a person must look.
-func (m *Matcher) AddReversed(f reconcile.Finding) {
+func (m *Matcher) addReversed(f reconcile.Finding) {
 	m.reversed = append(m.reversed, f)
 }
 
@@ -203,11 +204,11 @@ func (m *Matcher) AddReversed(f reconcile.Finding) {
 // allocating.
 func (m *Matcher) AddLocalRow(r *reconcile.LocalRow) { m.addLocalRow(r, true) }
 
-// AddLocalRows is AddLocalRow for a batch of records whose text the
+// addLocalRows is AddLocalRow for a batch of records whose text the
 // caller keeps until it returns, such as a batch it copied out of the
 // driver's buffers itself: they are queued as they are, not copied again,
 // and taken in before it returns.
-func (m *Matcher) AddLocalRows(rs []reconcile.LocalRow) {
+func (m *Matcher) addLocalRows(rs []reconcile.LocalRow) {
 	for i := range rs {
 		m.addLocalRow(&rs[i], false)
 	}
@@ -226,29 +227,26 @@ func (m *Matcher) addLocalRow(r *reconcile.LocalRow, copyText bool) {
 }
 
 // unmatched takes a local record whose key has no row: one that may
-// still meet its rows (Interleave) waits, the others are unseen.
+// still meet its rows (interleave) waits, the others are unseen.
 func (m *Matcher) unmatched(r *reconcile.LocalRow) {
 	if m.interleaved && rowstore.Keyed(r.Kind) {
 		m.early = append(m.early, r.Record())
-		m.localRows-- // counted again when it is queued again (RowsDone)
+		m.localRows-- // counted again when it is queued again (rowsDone)
 		return
 	}
 	m.keepUnseen(r.Record())
 }
 
-// Interleave lets local records come while the file is still being read
+// interleave lets local records come while the file is still being read
 // (AddLocalRow between AddRow calls), until RowsDone: the day's window of
 // local records then streams beside the parse instead of after it. A
 // record whose key has no row yet is held until the rows are all in.
-func (m *Matcher) Interleave() { m.interleaved = true }
+func (m *Matcher) interleave() { m.interleaved = true }
 
-// Early is the number of local records held for rows still to come.
-func (m *Matcher) Early() int { return len(m.early) }
-
-// RowsDone says every row of the file is in, the refunds without our
-// refund number resolved (ResolveRefunds) among them: the records held
+// rowsDone says every row of the file is in, the refunds without our
+// refund number resolved (resolveRefunds) among them: the records held
 // meet their rows, or none.
-func (m *Matcher) RowsDone() {
+func (m *Matcher) rowsDone() {
 	if !m.interleaved {
 		return
 	}
@@ -264,17 +262,17 @@ func (m *Matcher) RowsDone() {
 	m.store.Flush()
 }
 
-// AddContextRow takes a row of another shard's key that a case of this
+// addContextRow takes a row of another shard's key that a case of this
 // shard needs: a refund of an order of this shard, under a refund number
 // of another. It is counted in its order's refunds, not matched.
-func (m *Matcher) AddContextRow(tx reconcile.Transaction) {
+func (m *Matcher) addContextRow(tx reconcile.Transaction) {
 	m.context = append(m.context, tx.Clone())
 }
 
-// AddSettledElsewhere notes a payment row of another shard's key: the
+// addSettledElsewhere notes a payment row of another shard's key: the
 // order is settled tonight, which a customer's case of this shard may
 // need to know (AddLocalRow of an OtherShard order).
-func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction) {
+func (m *Matcher) addSettledElsewhere(tx reconcile.Transaction) {
 	if tx.Kind == reconcile.KindPayment && tx.Status == reconcile.StatusSuccess {
 		m.settledElsewhere = append(m.settledElsewhere, m.store.HashOrder(tx.OrderNo))
 	}
@@ -415,6 +413,44 @@ func sameOrders[R, O ~string | ~[]byte](row R, ours O) bool {
 	return len(row) == 0 || len(ours) == 0 || string(row) == string(ours)
 }
 
+// know takes what the ledger knows.
+func (m *Matcher) know(k Known) {
+	for _, o := range k.OrderRefunds {
+		m.addOrderRefunds(o)
+	}
+	for _, o := range k.EarlierOrders {
+		m.addEarlierOrder(o)
+	}
+	m.addPaymentOwners(k.PaymentOwners)
+	for _, p := range k.Pending {
+		if m.opts.Shard.Has(p.Key()) {
+			m.addPending(p)
+		}
+	}
+	for _, f := range k.Reversed {
+		m.addReversed(f)
+	}
+}
+
+// Questions are what the rules by order and by customer ask the ledger,
+// once every local record is in; its answers go to Classify (Known).
+type Questions struct {
+	// RefundOrders are the orders whose refunds the ledger is asked for
+	// by name (ledger.OrderRefunds).
+	RefundOrders []string
+	// EarlyOrders are tonight's orders that a customer's order settled on
+	// an earlier night may pair with (ledger.EarlierOrders).
+	EarlyOrders []reconcile.LocalRecord
+	// PaymentIDs are the channel ids of payments that do not simply
+	// match, to be looked up among our orders (ledger.OrdersByChannelID).
+	PaymentIDs []string
+}
+
+// Questions returns what the ledger is asked.
+func (m *Matcher) Questions() Questions {
+	return Questions{RefundOrders: m.refundOrders(), EarlyOrders: m.earlyOrders(), PaymentIDs: m.paymentIDs()}
+}
+
 // Classification is what the matcher found: the counts and findings of a
 // run's result (Result makes it one), and what became of the earlier
 // pending findings.
@@ -447,8 +483,29 @@ func (c Classification) Result(run reconcile.Run) *reconcile.Result {
 	return res
 }
 
-// Classify classifies everything added so far.
-func (m *Matcher) Classify() Classification {
+// Known is what the ledger answered the Questions, and what earlier runs
+// of the channel left that tonight's findings depend on.
+type Known struct {
+	// OrderRefunds are the orders a refund touches tonight, each with
+	// every refund of it: the day's (ledger.DayOrderRefunds) and the ones
+	// asked about (Questions.RefundOrders); an order in both is answered
+	// alike.
+	OrderRefunds []reconcile.OrderRefunds
+	// EarlierOrders are the customers' paid orders settled on earlier
+	// nights (Questions.EarlyOrders); PaymentOwners our orders holding the
+	// channel ids asked about (Questions.PaymentIDs).
+	EarlierOrders, PaymentOwners []reconcile.LocalRecord
+	// Pending are the pending findings of earlier dates, which this file
+	// resolves or makes missing_channel (of a shard, those of its keys
+	// count); Reversed the duplicates an earlier run of this same date
+	// reversed, which a corrected file may no longer carry.
+	Pending, Reversed []reconcile.Finding
+}
+
+// Classify classifies everything added so far, with what the ledger
+// knows.
+func (m *Matcher) Classify(known Known) Classification {
+	m.know(known)
 	m.store.Flush()
 	// Tonight's keys listed by hash served the earlier nights' memory,
 	// all of it read by now: returned before classification needs its own.

@@ -69,7 +69,7 @@ func run(rows []reconcile.Transaction, locals []reconcile.LocalRecord) matcher.C
 	for _, l := range locals {
 		m.AddLocal(l)
 	}
-	return m.Classify()
+	return m.Classify(matcher.Known{})
 }
 
 // runInterleaved is run with the local records streamed before the rows
@@ -97,7 +97,7 @@ func runInterleaved(rows []reconcile.Transaction, locals []reconcile.LocalRecord
 		m.AddRow(rows[i])
 	}
 	m.RowsDone()
-	return m.Classify()
+	return m.Classify(matcher.Known{})
 }
 
 // brief is the part of a finding a table test compares.
@@ -404,14 +404,15 @@ func runWith(opts matcher.Options, rows, earlier []reconcile.Transaction, locals
 	for _, l := range locals {
 		m.AddLocal(l)
 	}
+	var known matcher.Known
 	for _, p := range prev {
 		if p.Category == reconcile.Pending {
-			m.AddPending(p)
+			known.Pending = append(known.Pending, p)
 		} else {
-			m.AddReversed(p)
+			known.Reversed = append(known.Reversed, p)
 		}
 	}
-	return m.Classify()
+	return m.Classify(known)
 }
 
 // TestMemoryAcrossNights: rule 7. A refund retried the next day after a
@@ -515,7 +516,7 @@ func TestCutOff(t *testing.T) {
 	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), memory.Blob(memory.Encode([]reconcile.Transaction{pay("O7", "T7", 500, "23:59")}))); err != nil {
 		t.Fatal(err)
 	}
-	if res := m.Classify(); len(res.Findings) != 0 {
+	if res := m.Classify(matcher.Known{}); len(res.Findings) != 0 {
 		t.Errorf("seen before: got %+v, want nothing", res.Findings)
 	}
 }
@@ -568,7 +569,7 @@ func TestMemoryRoundTrip(t *testing.T) {
 	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), blob); err != nil {
 		t.Fatal(err)
 	}
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	got := briefs(res.Findings)
 	want := []brief{{reconcile.DuplicateRefund, "RT4R3", true}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
@@ -604,7 +605,7 @@ func BenchmarkMatch(b *testing.B) {
 		for _, l := range locals {
 			m.AddLocal(l)
 		}
-		res := m.Classify()
+		res := m.Classify(matcher.Known{})
 		_ = m.Memory()
 		if res.Counts[reconcile.Matched] != n {
 			b.Fatalf("matched %d of %d", res.Counts[reconcile.Matched], n)
@@ -626,7 +627,7 @@ func BenchmarkClassify(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for it := 0; it < b.N; it++ {
-		if res := m.Classify(); res.Counts[reconcile.Matched] != n {
+		if res := m.Classify(matcher.Known{}); res.Counts[reconcile.Matched] != n {
 			b.Fatalf("matched %d of %d", res.Counts[reconcile.Matched], n)
 		}
 	}
@@ -715,7 +716,7 @@ func TestMemoryInParts(t *testing.T) {
 			if err := m.Nights().Add(date, blob); err != nil {
 				t.Fatal(err)
 			}
-			return briefs(m.Classify().Findings), len(lay.Parts)
+			return briefs(m.Classify(matcher.Known{}).Findings), len(lay.Parts)
 		}
 		chosen, err := m.Nights().Parts(lay.Bits, lay.Filter)
 		if err != nil {
@@ -729,7 +730,7 @@ func TestMemoryInParts(t *testing.T) {
 				}
 			}
 		}
-		return briefs(m.Classify().Findings), read
+		return briefs(m.Classify(matcher.Known{}).Findings), read
 	}
 	whole, _ := run(false)
 	inParts, read := run(true)
@@ -768,7 +769,7 @@ func TestMemoryAgainstManyKeys(t *testing.T) {
 	if err := m.Nights().Add(day.Start().AddDate(0, 0, -1), memory.Blob(memory.Encode(earlier))); err != nil {
 		t.Fatal(err)
 	}
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	if got := res.Counts[reconcile.DuplicatePayment]; got != len(earlier) {
 		t.Errorf("duplicates of an earlier night: got %d, want %d", got, len(earlier))
 	}
@@ -796,7 +797,7 @@ func TestRawKindsKept(t *testing.T) {
 				m.AddRow(tx)
 				m.AddLocal(order(no, "PAID", 90, "10:00")) // an amount mismatch: a finding per row
 			}
-			res := m.Classify()
+			res := m.Classify(matcher.Known{})
 			if len(res.Findings) != 40 {
 				t.Fatalf("got %d findings, want 40", len(res.Findings))
 			}
@@ -829,7 +830,7 @@ func TestRowTextLent(t *testing.T) {
 		t.Errorf("refund kept without its number: got ids %q, want WXR2", ids)
 	}
 	var got *reconcile.Finding
-	c := m.Classify()
+	c := m.Classify(matcher.Known{})
 	for i, f := range c.Findings {
 		if f.Category == reconcile.Unrecognized {
 			got = &c.Findings[i]
@@ -857,7 +858,7 @@ func TestManyLocalCurrencies(t *testing.T) {
 		rec.Currency = currency(i)
 		m.AddLocal(rec)
 	}
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	if len(res.Findings) != n {
 		t.Fatalf("got %d findings, want an amount mismatch for each of the %d records", len(res.Findings), n)
 	}
@@ -884,7 +885,7 @@ func TestManyRowCurrencies(t *testing.T) {
 		rec.Currency = currency(i + i%2) // the odd ones differ
 		m.AddLocal(rec)
 	}
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	if res.Counts[reconcile.AmountMismatch] != n/2 || len(res.Fees) != n {
 		t.Fatalf("got %v and fees in %d currencies, want %d amount mismatches and %d currencies", res.Counts, len(res.Fees), n/2, n)
 	}
@@ -929,7 +930,7 @@ func TestManyLocalWords(t *testing.T) {
 		no := fmt.Sprintf("O%06d", i)
 		m.AddLocal(order(no, fmt.Sprintf("S%06d", i), 100, "10:00"))
 	}
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	if len(res.Findings) != n {
 		t.Fatalf("got %d findings, want one status mismatch for each of the %d records", len(res.Findings), n)
 	}

@@ -64,7 +64,7 @@ func TestMemoryLayout(t *testing.T) {
 	for _, r := range memoryRows() {
 		m.AddRow(r)
 	}
-	m.Classify()
+	m.Classify(matcher.Known{})
 	if got := memory.Blob(m.Memory()); !bytes.Equal(got, want) {
 		t.Errorf("Memory:\n%s\nwant:\n%s", records(got), records(want))
 	}
@@ -89,7 +89,7 @@ func TestMemoryLayout(t *testing.T) {
 	if err := next.Nights().Add(day.Start(), want); err != nil {
 		t.Fatal(err)
 	}
-	res := next.Classify()
+	res := next.Classify(matcher.Known{})
 	gotBriefs := briefs(res.Findings)
 	wantBriefs := []brief{{reconcile.DuplicatePayment, "T2bO2", false}, {reconcile.DuplicatePayment, "T4bO4", true}}
 	if fmt.Sprint(gotBriefs) != fmt.Sprint(wantBriefs) {

@@ -95,7 +95,7 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 			linked = append(linked, r)
 		}
 	}
-	m.ResolveRefunds(linked, func(reconcile.Transaction) bool { return true }, func(string) bool { return true })
+	m.ResolveRefunds(linked)
 	for _, r := range n.rows {
 		if r.Kind == reconcile.KindRefund && r.RefundNo == "" {
 			for _, l := range linked {
@@ -114,7 +114,8 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 			m.AddLocal(rec)
 		}
 	}
-	n.answerRefunds(m, d)
+	q := m.Questions()
+	known := matcher.Known{OrderRefunds: n.answerRefunds(q, d)}
 	// A customer's orders settled on earlier nights near tonight's early
 	// ones, as the ledger finds them.
 	if n.remembered != nil {
@@ -122,25 +123,26 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 			t.Fatal(err)
 		}
 	}
-	for _, e := range m.EarlyOrders() {
+	for _, e := range q.EarlyOrders {
 		for _, o := range n.orders {
 			apart := o.CreatedAt.Sub(e.CreatedAt).Abs()
 			if o.HasCustomer && o.Customer == e.Customer && o.OrderNo != e.OrderNo && apart <= n.opts.PaymentWindow &&
 				o.Settled() && o.SettledAt.Before(d.Start().Add(n.opts.Grace)) {
-				m.AddEarlierOrder(o)
+				known.EarlierOrders = append(known.EarlierOrders, o)
 			}
 		}
 	}
-	return m.Classify()
+	return m.Classify(known)
 }
 
-// answerRefunds gives the matcher what the ledger knows of the orders a
-// refund touches, as DayOrderRefunds and OrderRefunds answer: for the
-// orders of the day's refunds with more than one refund or a row an
-// earlier night's file alone knew, and for those it is asked about.
-func (n night) answerRefunds(m *matcher.Matcher, d reconcile.BusinessDay) {
+// answerRefunds is what the ledger knows of the orders a refund touches,
+// as DayOrderRefunds and OrderRefunds answer: for the orders of the day's
+// refunds with more than one refund or a row an earlier night's file
+// alone knew, and for those it is asked about.
+func (n night) answerRefunds(q matcher.Questions, d reconcile.BusinessDay) []reconcile.OrderRefunds {
+	var out []reconcile.OrderRefunds
 	touched := map[string]bool{}
-	for _, o := range m.RefundOrders() {
+	for _, o := range q.RefundOrders {
 		touched[o] = true
 	}
 	refunds := map[string]int{}
@@ -169,8 +171,9 @@ func (n night) answerRefunds(m *matcher.Matcher, d reconcile.BusinessDay) {
 				or.Earlier = append(or.Earlier, r)
 			}
 		}
-		m.AddOrderRefunds(or)
+		out = append(out, or)
 	}
+	return out
 }
 
 func paidOrder(no string, amount int64, paid string) reconcile.LocalRecord {
@@ -603,7 +606,7 @@ func TestInterleavedOrderSettledByALaterRow(t *testing.T) {
 			m.AddLocal(xk3)
 		}
 		var got []string
-		for _, f := range m.Classify().Findings {
+		for _, f := range m.Classify(matcher.Known{}).Findings {
 			got = append(got, string(f.Category)+" "+f.Key())
 		}
 		return got

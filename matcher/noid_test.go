@@ -72,7 +72,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 	prev, _ := reconcile.NewBusinessDay("2026-11-27", shanghai)
 	m := matcher.New(prev, matcher.Options{})
 	m.AddRow(yesterday)
-	m.Classify()
+	m.Classify(matcher.Known{})
 	blob := memory.Blob(m.Memory()) // as a run writes its night's memory
 
 	local := localRefund("O5", "R3", "SUCCEEDED", 5990, "")
@@ -96,7 +96,7 @@ func TestRowWithoutChannelIDAcrossNights(t *testing.T) {
 			if err := m.Nights().Add(prev.Start(), blob); err != nil {
 				t.Fatal(err)
 			}
-			res := m.Classify()
+			res := m.Classify(matcher.Known{})
 			if got := briefs(res.Findings); fmt.Sprint(got) != fmt.Sprint(tt.want) {
 				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
 			}
@@ -161,9 +161,9 @@ func TestInterleavedRefundWithoutOurNumber(t *testing.T) {
 		if !before {
 			m.AddLocal(rec) // queued while the row waits for its number
 		}
-		m.ResolveRefunds([]reconcile.LocalRecord{rec}, func(reconcile.Transaction) bool { return true }, func(string) bool { return true })
+		m.ResolveRefunds([]reconcile.LocalRecord{rec})
 		m.RowsDone()
-		c := m.Classify()
+		c := m.Classify(matcher.Known{})
 		if c.Counts[reconcile.Matched] != 1 || len(c.Findings) != 0 {
 			t.Errorf("record before the row %v: counts %v, findings %+v; want one match", before, c.Counts, c.Findings)
 		}

@@ -128,7 +128,7 @@ func TestOurRowAfterAnEarlierNight(t *testing.T) {
 	earlier := refund("O1", "R9", "RF0", 100, "10:00")
 	earlier.OccurredAt = earlier.OccurredAt.AddDate(0, 0, -1)
 	m.AddEarlier(earlier)
-	res := m.Classify()
+	res := m.Classify(matcher.Known{})
 	want := []brief{{reconcile.DuplicateRefund, "RF1R9", false}}
 	if got := briefs(res.Findings); !reflect.DeepEqual(got, want) {
 		t.Fatalf("findings: got %+v, want %+v", got, want)
@@ -208,7 +208,7 @@ func TestPaymentOnAnotherOrder(t *testing.T) {
 			for _, l := range tt.locals {
 				m.AddLocal(l)
 			}
-			asked := m.PaymentIDs()
+			asked := m.Questions().PaymentIDs
 			if !reflect.DeepEqual(asked, tt.asked) {
 				t.Errorf("asked about %q, want %q", asked, tt.asked)
 			}
@@ -218,8 +218,7 @@ func TestPaymentOnAnotherOrder(t *testing.T) {
 					found = append(found, o)
 				}
 			}
-			m.AddPaymentOwners(found)
-			res := m.Classify()
+			res := m.Classify(matcher.Known{PaymentOwners: found})
 			if got := briefs(res.Findings); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
 			}
@@ -302,7 +301,7 @@ func TestOurChannelIDInTheGroup(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			res := m.Classify()
+			res := m.Classify(matcher.Known{})
 			if got := briefs(res.Findings); !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("findings: got %+v, want %+v", got, tt.want)
 			}

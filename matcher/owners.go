@@ -15,10 +15,10 @@ import (
 // our record of which holds another channel id. A plain match, whose
 // record holds the row's own id, needs no asking.
 
-// PaymentIDs returns the channel ids of tonight's payment rows whose
+// paymentIDs returns the channel ids of tonight's payment rows whose
 // group is not a plain match, to be looked up among our orders' channel
 // ids. Call it once every local record is in.
-func (m *Matcher) PaymentIDs() []string {
+func (m *Matcher) paymentIDs() []string {
 	seen := map[string]bool{}
 	var out []string
 	for gi := range int32(m.store.Groups()) {
@@ -36,9 +36,9 @@ func (m *Matcher) PaymentIDs() []string {
 	return out
 }
 
-// AddPaymentOwners takes our orders whose channel ids PaymentIDs asked
+// addPaymentOwners takes our orders whose channel ids PaymentIDs asked
 // about (OrderNo and ChannelTxnID set).
-func (m *Matcher) AddPaymentOwners(orders []reconcile.LocalRecord) {
+func (m *Matcher) addPaymentOwners(orders []reconcile.LocalRecord) {
 	if m.owners == nil {
 		m.owners = map[string]string{}
 	}

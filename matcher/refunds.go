@@ -18,7 +18,7 @@ import (
 // one refund, or one larger than the order), and for every order of a
 // refund row tonight that the day's local records did not hold.
 
-// RefundOrders returns the orders the ledger must be asked about by name:
+// refundOrders returns the orders the ledger must be asked about by name:
 // those of tonight's refund rows whose local refund is not one of the
 // day's records (refunds it cannot find through the day's window), and
 // those of the day's refunds that the index cannot vouch for. Asked about
@@ -26,7 +26,7 @@ import (
 // one refund (DayOrderRefunds); a single refund is in order when the
 // index holds its order's record for at least as much, and otherwise the
 // order is named here.
-func (m *Matcher) RefundOrders() []string {
+func (m *Matcher) refundOrders() []string {
 	seen := map[string]bool{}
 	var out []string
 	name := func(order string) {
@@ -78,9 +78,9 @@ func (m *Matcher) holdsOrderFor(order string, amount int64, cur [3]byte) bool {
 	return g.HasLocal && g.Local.Currency == cur && g.Local.Amount >= amount
 }
 
-// AddOrderRefunds takes what the ledger knows of an order a refund
+// addOrderRefunds takes what the ledger knows of an order a refund
 // touches tonight.
-func (m *Matcher) AddOrderRefunds(o reconcile.OrderRefunds) {
+func (m *Matcher) addOrderRefunds(o reconcile.OrderRefunds) {
 	if m.orders == nil {
 		m.orders = map[string]*reconcile.OrderRefunds{}
 	}
@@ -432,9 +432,9 @@ func gap(d time.Duration) string {
 // of the order): it is matched by the channel's id of the refund, which
 // our records keep, within its order.
 
-// UnkeyedRefunds returns the channel refund ids of tonight's refund rows
+// unkeyedRefunds returns the channel refund ids of tonight's refund rows
 // that carry no refund number of ours, to be looked up in our records.
-func (m *Matcher) UnkeyedRefunds() []string {
+func (m *Matcher) unkeyedRefunds() []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, tx := range m.unkeyed {
@@ -447,14 +447,16 @@ func (m *Matcher) UnkeyedRefunds() []string {
 	return out
 }
 
-// ResolveRefunds takes our refunds whose channel refund ids
-// UnkeyedRefunds asked for (RefundNo, OrderNo and ChannelTxnID set), and
+// resolveRefunds takes our refunds whose channel refund ids
+// unkeyedRefunds asked for (RefundNo, OrderNo and ChannelTxnID set), and
 // indexes each row they link to under the refund's number: the row's id
 // is the refund's, and the row is of the refund's order. Call it before
-// any local record. keep says whether the row, with its number, belongs
-// to the run (its shard); a row kept unlinked is reported. A row not kept
-// whose order the run owns (ownsOrder) counts in its order's refunds.
-func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reconcile.Transaction) bool, ownsOrder func(string) bool) {
+// rowsDone: a record that came first waits for its rows. A row whose key,
+// with its number, is another shard's is not kept; one whose order the
+// shard owns counts in its order's refunds. A row kept unlinked is
+// reported.
+func (m *Matcher) resolveRefunds(refunds []reconcile.LocalRecord) {
+	keep, ownsOrder := m.opts.Shard.Owns, m.opts.Shard.Has
 	byID := map[string][]reconcile.LocalRecord{}
 	for _, r := range refunds {
 		byID[r.ChannelTxnID] = append(byID[r.ChannelTxnID], r)
@@ -471,7 +473,7 @@ func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord, keep func(reco
 		case !keep(tx):
 			m.rowCount-- // another shard's row
 			if ownsOrder(tx.OrderNo) {
-				m.AddContextRow(tx)
+				m.addContextRow(tx)
 			}
 		case tx.RefundNo == "":
 			unlinked = append(unlinked, tx)

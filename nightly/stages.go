@@ -34,9 +34,8 @@ type night struct {
 	spec     RunSpec
 	log      *slog.Logger
 
+	intake  *matcher.Intake // the matcher while the file and the day's window are read
 	m       *matcher.Matcher
-	beside  *beside     // what the parse shares with the window read beside it
-	window  *aside[int] // the day's window of local records, read while the file is parsed
 	found   matcher.Classification
 	memory  reconcile.NightMemory // the night's memory as it is stored, once m is done with
 	res     *reconcile.Result
@@ -51,7 +50,7 @@ type night struct {
 	// and answered while the memory is read; idem is the idempotency
 	// status of the window's keys that do not simply match, asked once
 	// the window is in and answered while the rest is read.
-	laterCases *aside[related]
+	laterCases *aside[matcher.Known]
 	idem       *aside[[]idemStatus]
 	// restoreGC sets the collector back to its pace once the records are
 	// in (readingGC).
@@ -150,8 +149,8 @@ func (n *night) close() {
 	if n.idem != nil {
 		n.idem.stop()
 	}
-	if n.window != nil {
-		n.window.stop()
+	if n.intake != nil {
+		n.intake.Close()
 	}
 	if n.restoreGC != nil {
 		n.restoreGC()
@@ -179,51 +178,27 @@ func (n *night) dryRun(ctx context.Context) (*reconcile.Result, error) {
 	return res, n.notifier.Notify(ctx, reports.RunMessage(res, n.cfg.Slack.Top), n.workbookPath(), nil)
 }
 
-// parse reads the settlement file into the matcher's index: the rows of
-// the run's shard, the file checked to be the one fingerprinted. The
-// day's window of local records is read beside it (window.go).
+// parse reads the settlement file into the matcher: the rows of the
+// run's shard, the file checked to be the one fingerprinted. The day's
+// window of local records is read beside it (matcher.Intake).
 func (n *night) parse(ctx context.Context) error {
 	spec, progress := n.spec, n.progress
-	n.m = matcher.New(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows(),
+	in := matcher.NewIntake(spec.Day, matcher.Options{Grace: spec.Grace, ExpectRows: spec.expectRows(),
 		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard,
 		ForeignIDs: channelfeed.ForeignPaymentIDs(spec.Format)})
-	n.m.Interleave()
+	n.intake = in
 	n.restoreGC = readingGC()
-	b := newBeside(spec.expectRows())
-	n.beside = b
-	n.window = startAside(ctx, n.streamWindow)
-	// The matcher's lock is held for windowBatch rows at a time: taken
-	// before the first of them, let go after the last.
+	in.StartWindow(ctx, func(ctx context.Context, fn func(*reconcile.LocalRow) error) (int, error) {
+		return n.db.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, fn)
+	})
 	var rows int64
 	_, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
-		if rows%windowBatch == 0 {
-			b.mu.Lock()
-		}
-		b.reach(tx.OccurredAt)
+		in.Row(tx)
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
 		}
-		// A refund without our refund number belongs to a shard once its
-		// number is known (ResolveRefunds). Of another shard's rows, a
-		// refund of one of this shard's orders counts in its order's
-		// refunds, and a payment may settle an order of one of this
-		// shard's customers.
-		switch {
-		case spec.Shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "":
-			n.m.AddRow(tx)
-		case tx.Kind == reconcile.KindRefund && spec.Shard.Has(tx.OrderNo):
-			n.m.AddContextRow(tx)
-		case tx.Kind == reconcile.KindPayment:
-			n.m.AddSettledElsewhere(tx)
-		}
-		if rows%windowBatch == 0 {
-			b.mu.Unlock()
-		}
 	})
-	if rows%windowBatch != 0 {
-		b.mu.Unlock()
-	}
-	close(b.fileRead)
+	in.FileRead()
 	if err != nil {
 		return err // a file that changed since its fingerprint included
 	}
@@ -235,28 +210,21 @@ func (n *night) parse(ctx context.Context) error {
 // loadLocal finishes the local records: the rest of the day's window,
 // once the refund rows without our refund number have it, then the
 // records of keys the file names outside the window. The idempotency
-// statuses of the window's keys that do not simply match are asked
-// beside the latter, and remember waits for them.
+// statuses of the window's keys that do not simply match are asked aside.
 func (n *night) loadLocal(ctx context.Context) error {
-	spec, db, b := n.spec, n.db, n.beside
+	spec, db := n.spec, n.db
 	// Refund rows without our refund number get it from our records by
 	// the channel's refund id; then the rows are all in, and the records
 	// that came before theirs meet them.
-	b.mu.Lock()
-	unkeyed := n.m.UnkeyedRefunds()
-	b.mu.Unlock()
-	linked, err := db.RefundsByChannelID(ctx, spec.Channel, unkeyed)
+	linked, err := db.RefundsByChannelID(ctx, spec.Channel, n.intake.UnkeyedRefunds())
 	if err != nil {
 		return err
 	}
-	b.mu.Lock()
-	n.m.ResolveRefunds(linked, spec.Shard.Owns, spec.Shard.Has)
-	n.m.RowsDone()
-	b.mu.Unlock()
-	read, err := n.window.wait()
+	m, read, err := n.intake.Finish(linked)
 	if err != nil {
 		return err
 	}
+	n.intake, n.m = nil, m
 	// The window's keys that do not simply match are asked for their
 	// idempotency status now, on another connection, while the records of
 	// the keys outside the window are read: those carry their own.
@@ -294,34 +262,31 @@ func (n *night) related(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range day {
-		n.m.AddOrderRefunds(o)
-	}
 	// The orders of tonight's refund rows the day's records did not hold
 	// (an order in both answers is answered alike), the customers'
 	// earlier orders, and our orders that hold the channel ids of payments
 	// that do not simply match: the database answers while the memory is
 	// read.
-	orders, early, ids := n.m.RefundOrders(), n.m.EarlyOrders(), n.m.PaymentIDs()
-	n.laterCases = startAside(ctx, func(ctx context.Context) (related, error) {
-		var r related
-		owners, err := db.OrdersByChannelID(ctx, spec.Channel, ids)
+	q := n.m.Questions()
+	n.laterCases = startAside(ctx, func(ctx context.Context) (matcher.Known, error) {
+		k := matcher.Known{OrderRefunds: day}
+		owners, err := db.OrdersByChannelID(ctx, spec.Channel, q.PaymentIDs)
 		if err != nil {
-			return r, err
+			return k, err
 		}
-		r.owners = owners
-		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, orders, func(o reconcile.OrderRefunds) error {
-			r.orders = append(r.orders, o)
+		k.PaymentOwners = owners
+		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, q.RefundOrders, func(o reconcile.OrderRefunds) error {
+			k.OrderRefunds = append(k.OrderRefunds, o)
 			return nil
 		})
 		if err != nil {
-			return r, err
+			return k, err
 		}
-		err = db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, early, func(o reconcile.LocalRecord) error {
-			r.earlier = append(r.earlier, o)
+		err = db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, q.EarlyOrders, func(o reconcile.LocalRecord) error {
+			k.EarlierOrders = append(k.EarlierOrders, o)
 			return nil
 		})
-		return r, err
+		return k, err
 	})
 	return nil
 }
@@ -339,31 +304,6 @@ func idemStatuses(ctx context.Context, db *ledger.DB, orders, refunds []string) 
 		return nil
 	})
 	return out, err
-}
-
-// related is what the ledger answers about the orders named by tonight's
-// refund rows and the customers' earlier orders.
-type related struct {
-	orders  []reconcile.OrderRefunds
-	earlier []reconcile.LocalRecord
-	owners  []reconcile.LocalRecord // orders by channel id (matcher.PaymentIDs)
-}
-
-// addRelated waits for the ledger's answers the related stage asked for,
-// and gives them to the matcher.
-func (n *night) addRelated() error {
-	r, err := n.laterCases.wait()
-	if err != nil {
-		return err
-	}
-	for _, o := range r.orders {
-		n.m.AddOrderRefunds(o)
-	}
-	for _, o := range r.earlier {
-		n.m.AddEarlierOrder(o)
-	}
-	n.m.AddPaymentOwners(r.owners)
-	return nil
 }
 
 // remember brings in the earlier nights' memory, and then the
@@ -389,34 +329,26 @@ func (n *night) remember(ctx context.Context) error {
 	return nil
 }
 
-// classify adds what earlier runs of the date left (pending records,
-// reversed duplicates) and classifies everything: the run's result, its
-// findings numbered and its reversals planned.
+// classify adds what earlier runs left (pending records, duplicates of
+// the date reversed) to what the ledger answered, and classifies
+// everything: the run's result, its findings numbered and its reversals
+// planned.
 func (n *night) classify(ctx context.Context) error {
 	spec, db := n.spec, n.db
-	if err := n.addRelated(); err != nil {
-		return err
-	}
-	pending, err := db.PendingBefore(ctx, spec.Channel, spec.Day)
+	known, err := n.laterCases.wait()
 	if err != nil {
 		return err
 	}
-	for _, p := range pending {
-		if spec.Shard.Has(p.Key()) {
-			n.m.AddPending(p)
-		}
-	}
-	reversed, err := db.ReversedOnDate(ctx, spec.Channel, spec.Day, spec.Shard)
-	if err != nil {
+	if known.Pending, err = db.PendingBefore(ctx, spec.Channel, spec.Day); err != nil {
 		return err
 	}
-	for _, f := range reversed {
-		n.m.AddReversed(f)
+	if known.Reversed, err = db.ReversedOnDate(ctx, spec.Channel, spec.Day, spec.Shard); err != nil {
+		return err
 	}
 	n.run.Status = reconcile.RunSucceeded
 	n.run.FinishedAt = n.now()
-	n.found = n.m.Classify()
-	// The index is done with: its memory goes to the workbook step.
+	n.found = n.m.Classify(known)
+	// The matcher is done with: its memory goes to the commit.
 	n.memory, n.m = n.m.Memory(), nil
 	n.res = n.found.Result(*n.run)
 	n.res.Journals = compensate.Plan(spec.Channel, n.res.Findings)

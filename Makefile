@@ -25,7 +25,8 @@ check: ## gofmt and go vet
 unit: ## go test -race on every package (starts its own PostgreSQL); ends with the pass/fail count
 	@log=$$(mktemp) && trap 'rm -f "$$log"' EXIT && \
 	{ $(GO) test -race -count=1 -v ./... > "$$log" 2>&1; status=$$?; } ; \
-	grep -E '^(ok|FAIL|panic:|--- FAIL)|^\s+--- FAIL|_test.go:[0-9]+:' "$$log" ; \
+	grep -E '^(ok|FAIL|panic:|--- FAIL)|^\s+--- FAIL|_test.go:[0-9]+:|race detected' "$$log" ; \
+	awk '/^WARNING: DATA RACE/{p=1} p{print} /^==================$$/{p=0}' "$$log" | head -120 ; \
 	echo "tests: $$(grep -cE '^\s*--- PASS' "$$log") passed, $$(grep -cE '^\s*--- FAIL' "$$log") failed" ; \
 	exit $$status
 

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -199,7 +200,8 @@ type Store struct {
 	rawKinds   []span              // the rows' own words for their kinds, shared (rawKind)
 	rates      map[string]uint16   // the files' own fee rates, by their code in the row
 	rateWords  []string
-	batch      batch // lookups waiting to be done together
+	batch      batch         // lookups waiting to be done together
+	hashSink   atomic.Uint64 // keeps HashKeys' warming loads
 	big        *offheap.Mappings
 	// unmatched is told of each local record that found no row of its
 	// key (Attach).

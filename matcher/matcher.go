@@ -35,6 +35,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"reconcile"
@@ -525,6 +526,13 @@ func (m *Matcher) Classify(known Known) Classification {
 			res.Findings = append(res.Findings, f)
 		}
 	}
+	// Rules 10 and 11 walk every local record and every row: each on a
+	// processor of its own, beside the rules by key, their findings added
+	// after. They only read the store.
+	var wg sync.WaitGroup
+	var customers, fees []reconcile.Finding
+	wg.Go(func() { m.customerCases(func(f reconcile.Finding) { customers = append(customers, f) }) })
+	wg.Go(func() { res.Fees = m.fees(func(f reconcile.Finding) { fees = append(fees, f) }) })
 	reversed := m.reversedByGroup()
 	// Most groups are a plain match, counted apart (the map is slower
 	// than an int). The others are listed first, so that the findings are
@@ -550,8 +558,10 @@ func (m *Matcher) Classify(known Known) Classification {
 		classify(g, add)
 	}
 	m.refundCases(add)
-	m.customerCases(add)
-	res.Fees = m.fees(add)
+	wg.Wait()
+	for _, f := range slices.Concat(customers, fees) {
+		add(f)
+	}
 	for i, rec := range m.unseen {
 		switch {
 		case m.unseenSeen[i]:

@@ -49,8 +49,8 @@ func (s *Store) slot(h uint64) uint64 {
 }
 
 // Keep keeps a value computed from warming loads, so they are not
-// optimised away.
-func (s *Store) Keep(v uint64) { s.batch.sink += v }
+// optimised away; from any goroutine.
+func (s *Store) Keep(v uint64) { s.hashSink.Add(v) }
 
 // flush finishes every pending lookup. Everything that reads the groups
 // calls it first.

@@ -13,8 +13,9 @@
 // LocalAt). This file's types are the only code that knows a row is 48
 // bytes.
 //
-// Rows and local records are looked up in batches (batch.go). Use a store
-// from one goroutine.
+// Rows and local records are looked up in batches (batch.go). Feed a
+// store from one goroutine; once nothing more is added (and Flush has
+// run), its views may be read from several.
 package rowstore
 
 import (
@@ -201,7 +202,7 @@ type Store struct {
 	rates      map[string]uint16   // the files' own fee rates, by their code in the row
 	rateWords  []string
 	batch      batch         // lookups waiting to be done together
-	hashSink   atomic.Uint64 // keeps HashKeys' warming loads
+	hashSink   atomic.Uint64 // keeps the warming loads of HashKeys and Keep
 	big        *offheap.Mappings
 	// unmatched is told of each local record that found no row of its
 	// key (Attach).

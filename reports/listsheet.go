@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -72,7 +73,9 @@ type listSheet struct {
 // listSheets are the list sheets of res: the first lay.inWorkbook review
 // lines over the Review sheets, lay.sheetLines to a sheet, each a complete
 // table of its own, so a person can filter and decide on any of them alone;
-// then the pending findings and the reversed ones.
+// then the pending findings and the reversed ones, every one of them, on
+// as many sheets as they fill ("Pending 2", "Auto-reversed 2", …): a
+// sheet holds no more lines than Excel opens.
 func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []listSheet {
 	review := func(f reconcile.Finding, cells lineCells) { reviewLine(f, loc, cells) }
 	var lists []listSheet
@@ -102,7 +105,22 @@ func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []l
 			auto.found = append(auto.found, i)
 		}
 	}
-	return append(lists, pending, auto)
+	return slices.Concat(lists, pending.split(lay.sheetLines), auto.split(lay.sheetLines))
+}
+
+// split cuts s into sheets of at most lines lines each, the first under
+// s's name, the others numbered from 2; one empty sheet for none.
+func (s listSheet) split(lines int) []listSheet {
+	var out []listSheet
+	for i := 0; i == 0 || i*lines < len(s.found); i++ {
+		part := s
+		if i > 0 {
+			part.name = s.name + " " + strconv.Itoa(i+1)
+		}
+		part.found = s.found[i*lines : min(len(s.found), (i+1)*lines)]
+		out = append(out, part)
+	}
+	return out
 }
 
 // pendingLine fills cells with the line of a finding expected in the next

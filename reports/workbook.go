@@ -111,9 +111,10 @@ type WorkbookOptions struct {
 	// Review sheets; 0 means reconcile.DefaultReviewLines. A run with more lines gets a CSV
 	// export of all of them beside the workbook.
 	MaxLines int
-	// SheetLines is how many review lines one Review sheet holds before
-	// they continue on "Review 2", "Review 3", …; 0 means 1,048,575, all
-	// that fits under the header in one Excel sheet.
+	// SheetLines is how many lines one list sheet holds before they
+	// continue on "Review 2", "Review 3", … (likewise "Pending 2",
+	// "Auto-reversed 2"); 0 means 1,048,575, all that fits under the
+	// header in one Excel sheet.
 	SheetLines int
 	// Trend is what the channel's current runs found on the business
 	// dates before the run's, oldest first (ledger's DB.Trend): the Trend
@@ -194,7 +195,7 @@ func WriteWorkbookWith(path string, res *reconcile.Result, opts WorkbookOptions)
 type reviewLayout struct {
 	lines      int      // lines that need review
 	inWorkbook int      // the first of them that the workbook holds
-	sheetLines int      // lines per Review sheet
+	sheetLines int      // lines per list sheet
 	sheets     []string // the Review sheets, at least one
 	csv        string   // file name of the full export, when needed
 }

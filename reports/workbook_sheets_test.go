@@ -611,3 +611,49 @@ func peakHeap(step func() error) (peak, base uint64, err error) {
 	wg.Wait()
 	return peak, base, err
 }
+
+// TestWorkbookListSheetsContinue: pending and reversed findings past what
+// a sheet holds go on to numbered sheets of their own, every one listed
+// once, so no sheet has more lines than Excel opens.
+func TestWorkbookListSheetsContinue(t *testing.T) {
+	res := manyLines(t, 12) // 3 reversed and 3 pending findings among them
+	path := filepath.Join(t.TempDir(), reports.WorkbookName(res.Run.Channel, res.Run.Day))
+	info, err := reports.WriteWorkbookWith(path, res, reports.WorkbookOptions{SheetLines: 2})
+	if err != nil {
+		t.Fatalf("WriteWorkbookWith: %v", err)
+	}
+	want := []string{"Summary", "Review", "Review 2", "Review 3", "Review 4", "Review 5", "Review 6",
+		"Pending", "Pending 2", "Auto-reversed", "Auto-reversed 2", "Trend"}
+	if !slices.Equal(info.Sheets, want) {
+		t.Fatalf("sheets: got %q, want %q", info.Sheets, want)
+	}
+	f, err := excelize.OpenFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, tt := range []struct {
+		sheets []string
+		want   []string // the order numbers listed, in order
+	}{
+		{[]string{"Pending", "Pending 2"}, []string{"P-3", "P-7", "P-11"}},
+		{[]string{"Auto-reversed", "Auto-reversed 2"}, []string{"A-3", "A-7", "A-11"}},
+	} {
+		var got []string
+		for i, sheet := range tt.sheets {
+			rows, err := f.GetRows(sheet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := len(rows) - 1; n != []int{2, 1}[i] {
+				t.Errorf("%s: %d lines, want %d", sheet, n, []int{2, 1}[i])
+			}
+			for _, r := range rows[1:] {
+				got = append(got, r[1])
+			}
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("%q: order numbers %q, want %q", tt.sheets, got, tt.want)
+		}
+	}
+}

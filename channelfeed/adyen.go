@@ -131,8 +131,11 @@ var adyAmbiguous = map[string]string{
 const adyTimeLayout = "2006-01-02 15:04:05"
 
 func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows := newRowSink(ctx, emit)
-	br, err := openText(ctx, r, opts)
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
+		return err
+	}
+	br, err := openText(r, opts)
 	if err != nil {
 		return err
 	}
@@ -141,10 +144,10 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 		cr:    newCSVReader(br, opts, 1), // ragged batch rows are normal here
 		zones: map[string]*time.Location{},
 	}
-	if err := b.findHeader(newRowSink(ctx, nil)); err != nil {
+	if err := b.findHeader(&rows); err != nil {
 		return err
 	}
-	if err := b.details(rows); err != nil {
+	if err := b.details(&rows); err != nil {
 		return err
 	}
 	return b.controlTotal()
@@ -152,10 +155,10 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 
 // findHeader reads up to the header, the first row with a Company Account
 // field, and reads it. The rows before it (a title, an export note) are
-// skipped, and skipped counts them.
-func (b *adyBatch) findHeader(skipped *rowSink) error {
+// skipped, and rows counts them.
+func (b *adyBatch) findHeader(rows *rowSink) error {
 	for {
-		if err := skipped.tick(); err != nil {
+		if err := rows.skip(); err != nil {
 			return err
 		}
 		rec, line, err := b.read()
@@ -188,16 +191,16 @@ func (b *adyBatch) details(rows *rowSink) error {
 		if err != nil {
 			return err
 		}
-		t, ok, err := b.row(rec, line)
+		blank, err := b.record(rec, line)
 		if err != nil {
 			return err
 		}
-		if ok {
-			if err := rows.emit(t); err != nil {
-				return err
-			}
+		if blank {
+			err = rows.skip()
+		} else {
+			err = rows.put(b.row(rec, line))
 		}
-		if err := rows.tick(); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -357,15 +360,12 @@ type adyMoney struct {
 	fees                    int64
 }
 
-// row turns one record into a transaction; ok is false for a blank row.
-func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool, err error) {
-	if blank, err := b.record(rec, line); blank || err != nil {
-		return t, false, err
-	}
+// row turns one record, not blank, into a transaction.
+func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, err error) {
 	r := adyRow{b: b, rec: rec, line: line}
 	typ := r.get(adyType)
 	if typ == "" {
-		return t, false, r.errorf(adyType, "empty Type")
+		return t, r.errorf(adyType, "empty Type")
 	}
 	lower := strings.ToLower(typ)
 	t = reconcile.Transaction{
@@ -377,31 +377,31 @@ func (b *adyBatch) row(rec []string, line int) (t reconcile.Transaction, ok bool
 		Line:         line,
 	}
 	if t.OccurredAt, err = b.time(r); err != nil {
-		return t, false, err
+		return t, err
 	}
 	m, err := r.money()
 	if err != nil {
-		return t, false, err
+		return t, err
 	}
 	if err := b.netCurrency(r, m.netCcy); err != nil {
-		return t, false, err
+		return t, err
 	}
 	checkIdentity, err := r.fee(&t, &m)
 	if err != nil {
-		return t, false, err
+		return t, err
 	}
 	if err := r.setAmount(&t, &m); err != nil {
-		return t, false, err
+		return t, err
 	}
 	if checkIdentity {
 		if err := r.checkFees(&m, lower); err != nil {
-			return t, false, err
+			return t, err
 		}
 	}
 	if err := b.total(r, &m, lower); err != nil {
-		return t, false, err
+		return t, err
 	}
-	return t, true, nil
+	return t, nil
 }
 
 // record checks a record after the header as a whole; blank is true for

@@ -103,7 +103,8 @@ type aliBill struct {
 }
 
 func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if err := ctx.Err(); err != nil {
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
 		return err
 	}
 	// Lines are split before they are decoded: GBK and GB18030 never use
@@ -122,7 +123,7 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if err := b.header(); err != nil {
 		return err
 	}
-	if err := b.details(newRowSink(ctx, emit)); err != nil {
+	if err := b.details(&rows); err != nil {
 		return err
 	}
 	return b.trailer()
@@ -237,14 +238,7 @@ func (b *aliBill) details(rows *rowSink) error {
 			}
 			return nil
 		}
-		tx, err := b.row(s, b.lines.line)
-		if err != nil {
-			return err
-		}
-		if err := rows.emit(tx); err != nil {
-			return err
-		}
-		if err := rows.tick(); err != nil {
+		if err := rows.put(b.row(s, b.lines.line)); err != nil {
 			return err
 		}
 	}

@@ -82,60 +82,6 @@ func (o Options) wrap(line int, column string, err error) error {
 	return &reconcile.ParseError{File: o.Name, Line: line, Column: column, Err: err}
 }
 
-// checkTime refuses a row whose time is outside the window of Earliest
-// and Latest: a row of year 0, 9999 or 1999 in a file of 2026 is a
-// misread column or a damaged file, not a settlement of the day.
-func (o Options) checkTime(t reconcile.Transaction) error {
-	at := t.OccurredAt
-	if (o.Earliest.IsZero() || !at.Before(o.Earliest)) && (o.Latest.IsZero() || !at.After(o.Latest)) {
-		return nil
-	}
-	show := func(t time.Time) string { return t.In(o.location()).Format(time.RFC3339Nano) }
-	window := show(o.Earliest) + " to " + show(o.Latest)
-	switch {
-	case o.Latest.IsZero():
-		window = "from " + show(o.Earliest) + " on"
-	case o.Earliest.IsZero():
-		window = "up to " + show(o.Latest)
-	}
-	return o.errorf(t.Line, "", "row time %s is outside the window %s", show(at), window)
-}
-
-// ctxEvery is how many rows are parsed between two looks at the context:
-// often enough to stop a large file promptly, rarely enough to cost nothing.
-const ctxEvery = 4096
-
-// rowSink is where a parser puts the rows it reads: it calls emit with
-// each, then tick, which counts the rows read, emitted or not, and looks
-// at the context every ctxEvery of them, so every format stops a large
-// file the same way. The parser's loop calls emit itself rather than
-// through a method of the sink: a row is twenty words, and a call between
-// would copy every row once more, a few percent of the time of a large
-// canonical CSV.
-type rowSink struct {
-	ctx  context.Context
-	emit func(reconcile.Transaction) error
-	rows int // rows read, emitted or not
-}
-
-// newRowSink puts rows to emit; a nil emit only validates.
-func newRowSink(ctx context.Context, emit func(reconcile.Transaction) error) *rowSink {
-	if emit == nil {
-		emit = discard
-	}
-	return &rowSink{ctx: ctx, emit: emit}
-}
-
-// tick counts a row read and, every ctxEvery rows, returns the context's
-// error.
-func (s *rowSink) tick() error {
-	s.rows++
-	if s.rows%ctxEvery == 0 {
-		return s.ctx.Err()
-	}
-	return nil
-}
-
 var parsers = map[string]Parser{
 	"adyen":     adyenParser{},
 	"alipay":    alipayParser{},
@@ -146,41 +92,15 @@ var parsers = map[string]Parser{
 }
 
 // Lookup returns the parser of a format name. An unknown name is an error
-// wrapping reconcile.ErrUnknownFormat that lists the known ones. The
-// parser checks what every format must hold, see checked.
+// wrapping reconcile.ErrUnknownFormat that lists the known ones. Every
+// parser puts its rows through a rowSink, which checks what every format
+// must hold.
 func Lookup(format string) (Parser, error) {
 	p, ok := parsers[format]
 	if !ok {
 		return nil, fmt.Errorf("%w %s (known formats: %s)", reconcile.ErrUnknownFormat, reconcile.Quote(format), strings.Join(Formats(), ", "))
 	}
-	return checked{p}, nil
-}
-
-// checked is a format's parser as Lookup returns it: with the checks of
-// the rows of every format done in one place, around the format's own
-// parsing, whether the file is read by ParseFile or not. Today that is
-// the length of each row's keys and channel id (reconcile.MaxKeyBytes)
-// and its time, against Options.Earliest and Latest.
-type checked struct{ format Parser }
-
-var _ Parser = checked{}
-
-func (c checked) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if emit == nil {
-		emit = discard
-	}
-	window := !opts.Earliest.IsZero() || !opts.Latest.IsZero()
-	return c.format.Parse(ctx, r, opts, func(t reconcile.Transaction) error {
-		if why := reconcile.KeyFault(&t); why != "" {
-			return opts.errorf(t.Line, "", "%s", why)
-		}
-		if window {
-			if err := opts.checkTime(t); err != nil {
-				return err
-			}
-		}
-		return emit(t)
-	})
+	return p, nil
 }
 
 // Formats returns the known format names, sorted.
@@ -224,7 +144,7 @@ var fileSeed = maphash.MakeSeed()
 // pipe) is refused before it is opened. The hash is taken of the bytes as
 // they are parsed, so it identifies the file the rows came from even if
 // the file is replaced afterwards. A nil emit only validates. Every row
-// is held to opts.Earliest and opts.Latest (see checked). On error the
+// is held to opts.Earliest and opts.Latest (see rowSink). On error the
 // FileInfo is zero; errors of Parse are returned as they are.
 func ParseFile(ctx context.Context, path, format string, opts Options, emit func(reconcile.Transaction) error) (FileInfo, error) {
 	p, err := Lookup(format)
@@ -419,12 +339,9 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// openText readies a UTF-8 text file for reading: the context checked, a
-// byte-order mark skipped, and an empty file refused as such.
-func openText(ctx context.Context, r io.Reader, opts Options) (*bufio.Reader, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
+// openText readies a UTF-8 text file for reading: a byte-order mark
+// skipped, and an empty file refused as such.
+func openText(r io.Reader, opts Options) (*bufio.Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if err := startText(br, opts); err != nil {
 		return nil, err
@@ -466,5 +383,3 @@ func addChecked(a, b int64) (int64, bool) {
 	}
 	return c, true
 }
-
-func discard(reconcile.Transaction) error { return nil }

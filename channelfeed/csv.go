@@ -63,8 +63,11 @@ func skipBOM(br *bufio.Reader) (empty bool, err error) {
 }
 
 func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows := newRowSink(ctx, emit)
-	br, err := openText(ctx, r, opts)
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
+		return err
+	}
+	br, err := openText(r, opts)
 	if err != nil {
 		return err
 	}
@@ -73,7 +76,7 @@ func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 	if p.viaEncodingCSV {
 		records.cr = newCSVReader(br, opts, 1)
 	}
-	return parseCSV(records, opts, rows)
+	return parseCSV(records, opts, &rows)
 }
 
 func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
@@ -97,14 +100,7 @@ func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
 				return err
 			}
 		}
-		t, err := row.parse(rec, line)
-		if err != nil {
-			return err
-		}
-		if err := rows.emit(t); err != nil {
-			return err
-		}
-		if err := rows.tick(); err != nil {
+		if err := rows.put(row.parse(rec, line)); err != nil {
 			return err
 		}
 	}

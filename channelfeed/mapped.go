@@ -418,8 +418,8 @@ func checkLayout(layout string) error {
 }
 
 func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows := newRowSink(ctx, emit)
-	if err := ctx.Err(); err != nil {
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
 		return err
 	}
 	plan, err := opts.Mapping.compile(opts.location())
@@ -447,7 +447,7 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if err := f.readHeader(); err != nil {
 		return err
 	}
-	return f.details(rows)
+	return f.details(&rows)
 }
 
 // decode readies the file as text in the mapping's encoding, read as
@@ -606,14 +606,7 @@ func (f *mappedFile) details(rows *rowSink) error {
 		if err := f.checkText(rec, line); err != nil {
 			return err
 		}
-		t, err := f.row(rec, line)
-		if err != nil {
-			return err
-		}
-		if err := rows.emit(t); err != nil {
-			return err
-		}
-		if err := rows.tick(); err != nil {
+		if err := rows.put(f.row(rec, line)); err != nil {
 			return err
 		}
 	}

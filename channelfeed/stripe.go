@@ -123,8 +123,11 @@ type stReport struct {
 }
 
 func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows := newRowSink(ctx, emit)
-	br, err := openText(ctx, r, opts)
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
+		return err
+	}
+	br, err := openText(r, opts)
 	if err != nil {
 		return err
 	}
@@ -162,14 +165,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		if err := opts.checkRow(line, rec, rp.header); err != nil {
 			return err
 		}
-		t, err := rp.row(rec, line)
-		if err != nil {
-			return err
-		}
-		if err := rows.emit(t); err != nil {
-			return err
-		}
-		if err := rows.tick(); err != nil {
+		if err := rows.put(rp.row(rec, line)); err != nil {
 			return err
 		}
 	}

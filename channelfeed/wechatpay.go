@@ -119,7 +119,8 @@ type wxBill struct {
 type wxAmounts [len(wxSums)]int64
 
 func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	if err := ctx.Err(); err != nil {
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
 		return err
 	}
 	// WeChat Pay never quotes a field: every CR but a CRLF's is bare.
@@ -127,7 +128,7 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 	if err := b.start(); err != nil {
 		return err
 	}
-	if err := b.details(newRowSink(ctx, emit)); err != nil {
+	if err := b.details(&rows); err != nil {
 		return err
 	}
 	return b.end()
@@ -190,14 +191,7 @@ func (b *wxBill) details(rows *rowSink) error {
 			}
 			return nil
 		}
-		t, err := b.row(s, b.lines.line)
-		if err != nil {
-			return err
-		}
-		if err := rows.emit(t); err != nil {
-			return err
-		}
-		if err := rows.tick(); err != nil {
+		if err := rows.put(b.row(s, b.lines.line)); err != nil {
 			return err
 		}
 	}

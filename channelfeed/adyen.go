@@ -51,31 +51,66 @@ type adyenParser struct{}
 
 var _ Parser = adyenParser{}
 
-// Columns read by name, as Adyen spells them.
+// Columns the parser reads, by slot, found by name (adyColumns)
+// ignoring case.
 const (
-	adyCompany     = "Company Account"
-	adyMerchantRef = "Merchant Reference"
-	adyPSPRef      = "Psp Reference"
-	adyCreated     = "Creation Date"
-	adyTimeZone    = "TimeZone"
-	adyType        = "Type"
-	adyModRef      = "Modification Reference"
-	adyGrossCcy    = "Gross Currency"
-	adyGrossDebit  = "Gross Debit (GC)"
-	adyGrossCredit = "Gross Credit (GC)"
-	adyRate        = "Exchange Rate"
-	adyNetCcy      = "Net Currency"
-	adyNetDebit    = "Net Debit (NC)"
-	adyNetCredit   = "Net Credit (NC)"
-	adyCommission  = "Commission (NC)"
-	adyMarkup      = "Markup (NC)"
-	adySchemeFees  = "Scheme Fees (NC)"
-	adyInterchange = "Interchange (NC)"
-	adyModMerchRef = "Modification Merchant Reference"
+	adyCompany = iota
+	adyMerchantRef
+	adyPSPRef
+	adyCreated
+	adyTimeZone
+	adyType
+	adyModRef
+	adyGrossCcy
+	adyGrossDebit
+	adyGrossCredit
+	adyRate
+	adyNetCcy
+	adyNetDebit
+	adyNetCredit
+	adyCommission
+	adyMarkup
+	adySchemeFees
+	adyInterchange
+	adyModMerchRef
+	adySlots
 )
 
-// adyRequired must each appear exactly once in the header.
-var adyRequired = []string{
+// adyColumns names the columns of the slots as Adyen spells them.
+var adyColumns = [adySlots]string{
+	adyCompany:     "Company Account",
+	adyMerchantRef: "Merchant Reference",
+	adyPSPRef:      "Psp Reference",
+	adyCreated:     "Creation Date",
+	adyTimeZone:    "TimeZone",
+	adyType:        "Type",
+	adyModRef:      "Modification Reference",
+	adyGrossCcy:    "Gross Currency",
+	adyGrossDebit:  "Gross Debit (GC)",
+	adyGrossCredit: "Gross Credit (GC)",
+	adyRate:        "Exchange Rate",
+	adyNetCcy:      "Net Currency",
+	adyNetDebit:    "Net Debit (NC)",
+	adyNetCredit:   "Net Credit (NC)",
+	adyCommission:  "Commission (NC)",
+	adyMarkup:      "Markup (NC)",
+	adySchemeFees:  "Scheme Fees (NC)",
+	adyInterchange: "Interchange (NC)",
+	adyModMerchRef: "Modification Merchant Reference",
+}
+
+// adyLower are adyColumns in lower case, as the header's names are
+// compared with them.
+var adyLower = func() (lower [adySlots]string) {
+	for c, name := range adyColumns {
+		lower[c] = strings.ToLower(name)
+	}
+	return lower
+}()
+
+// adyRequired must each appear in the header; the other columns are read
+// when present. None may appear twice.
+var adyRequired = []int{
 	adyMerchantRef, adyPSPRef, adyCreated, adyTimeZone, adyType, adyModRef,
 	adyGrossCcy, adyGrossDebit, adyGrossCredit, adyNetCcy, adyNetDebit,
 	adyNetCredit, adyModMerchRef,
@@ -84,10 +119,7 @@ var adyRequired = []string{
 // adyFees are the fee columns, in the Net Currency. A report without one
 // of them (an account on blended pricing may hide the IC++ columns) reads
 // it as zero; the per-row identity still catches a fee hidden that way.
-var adyFees = []string{adyCommission, adyMarkup, adySchemeFees, adyInterchange}
-
-// adyOptional are read when present and must not be duplicated then.
-var adyOptional = append([]string{adyCompany, adyRate}, adyFees...)
+var adyFees = []int{adyCommission, adyMarkup, adySchemeFees, adyInterchange}
 
 // Adyen's journal types that book the batch itself rather than a payment.
 var adyenBatchTypes = map[string]bool{
@@ -131,18 +163,14 @@ var adyAmbiguous = map[string]string{
 const adyTimeLayout = "2006-01-02 15:04:05"
 
 func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows, err := newRowSink(ctx, opts, emit)
-	if err != nil {
-		return err
-	}
-	br, err := openText(r, opts)
+	br, rows, err := openText(ctx, r, opts, emit)
 	if err != nil {
 		return err
 	}
 	b := &adyBatch{
-		opts:  opts,
-		cr:    newCSVReader(br, opts, 1), // ragged batch rows are normal here
-		zones: map[string]*time.Location{},
+		columns: columns{opts: opts},
+		cr:      newCSVReader(br, opts, 1), // ragged batch rows are normal here
+		zones:   map[string]*time.Location{},
 	}
 	if err := b.findHeader(&rows); err != nil {
 		return err
@@ -166,7 +194,7 @@ func (b *adyBatch) findHeader(rows *rowSink) error {
 			if b.lastLine == 0 {
 				return b.opts.errorf(0, "", "empty file: no header row")
 			}
-			return b.opts.errorf(0, adyCompany, "no header row: no row has a %s field", adyCompany)
+			return b.opts.errorf(0, adyColumns[adyCompany], "no header row: no row has a %s field", adyColumns[adyCompany])
 		}
 		if err != nil {
 			return err
@@ -223,7 +251,7 @@ func (b *adyBatch) read() ([]string, int, error) {
 
 func adyIsHeader(rec []string) bool {
 	for _, f := range rec {
-		if strings.EqualFold(strings.TrimSpace(f), adyCompany) {
+		if strings.EqualFold(strings.TrimSpace(f), adyColumns[adyCompany]) {
 			return true
 		}
 	}
@@ -232,11 +260,9 @@ func adyIsHeader(rec []string) bool {
 
 // adyBatch is the state of one report being read.
 type adyBatch struct {
-	opts     Options
+	columns  // of adyColumns, the header's names as written
 	cr       *csv.Reader
-	names    []string       // header names as written
-	cols     map[string]int // lower-case canonical name → field index
-	lastLine int            // line of the last field read
+	lastLine int // line of the last field read
 	zones    map[string]*time.Location
 
 	netCcy string
@@ -246,43 +272,32 @@ type adyBatch struct {
 	// payoutLine is the last MerchantPayout row, else the last
 	// Balancetransfer row: where a control total that is off is reported.
 	payoutLine             int
-	payoutColumn           string
+	payoutColumn           int
 	sawPayout, sawTransfer bool
 }
 
+// header reads the header row rec. Columns the parser does not read
+// (Reserved4…, Batch Number, newer ones) are let be.
 func (b *adyBatch) header(rec []string, line int) error {
-	b.names = make([]string, len(rec))
-	b.cols = make(map[string]int, len(rec))
-	known := map[string]bool{}
-	for _, c := range append(adyRequired[:len(adyRequired):len(adyRequired)], adyOptional...) {
-		known[strings.ToLower(c)] = true
-	}
+	names := make([]string, len(rec))
+	lower := make([]string, len(rec))
 	for i, h := range rec {
-		h = strings.TrimSpace(h)
-		b.names[i] = h
-		key := strings.ToLower(h)
-		if !known[key] {
-			continue // Reserved4…, Batch Number, newer columns: not read
+		names[i] = strings.TrimSpace(h)
+		lower[i] = strings.ToLower(names[i])
+	}
+	b.columns = newColumns(b.opts, names, adyColumns[:])
+	same := func(i, c int) bool { return lower[i] == adyLower[c] }
+	for i := range names {
+		if c := b.place(i, same); c >= 0 {
+			return b.duplicate(line, i, c)
 		}
-		if j, dup := b.cols[key]; dup {
-			return b.opts.errorf(line, h, "duplicate column (fields %d and %d)", j+1, i+1)
-		}
-		b.cols[key] = i
 	}
 	for _, c := range adyRequired {
-		if _, ok := b.cols[strings.ToLower(c)]; !ok {
-			return b.opts.errorf(line, c, "missing required column")
+		if !b.has(c) {
+			return b.opts.errorf(line, adyColumns[c], "missing required column")
 		}
 	}
 	return nil
-}
-
-// name is the header name of a column as the file spells it.
-func (b *adyBatch) name(col string) string {
-	if i, ok := b.cols[strings.ToLower(col)]; ok {
-		return b.names[i]
-	}
-	return col
 }
 
 // adyRow is one record being read, with the header it belongs to.
@@ -292,20 +307,14 @@ type adyRow struct {
 	line int
 }
 
-func (r adyRow) get(col string) string {
-	i, ok := r.b.cols[strings.ToLower(col)]
-	if !ok || i >= len(r.rec) {
-		return ""
-	}
-	return strings.TrimSpace(r.rec[i])
-}
+func (r adyRow) get(col int) string { return r.b.field(r.rec, col) }
 
-func (r adyRow) errorf(col, format string, args ...any) error {
-	return r.b.opts.errorf(r.line, r.b.name(col), format, args...)
+func (r adyRow) errorf(col int, format string, args ...any) error {
+	return r.b.errorf(r.line, col, format, args...)
 }
 
 // amount reads an unsigned amount of currency from col; empty is zero.
-func (r adyRow) amount(col, currency string) (int64, error) {
+func (r adyRow) amount(col int, currency string) (int64, error) {
 	s := r.get(col)
 	if s == "" {
 		return 0, nil
@@ -327,7 +336,7 @@ func (r adyRow) amount(col, currency string) (int64, error) {
 // pair reads a Debit and a Credit column. A booking goes one way: both
 // non-zero is refused rather than netted, as it means the columns are not
 // what this parser takes them for.
-func (r adyRow) pair(debitCol, creditCol, currency string) (debit, credit int64, err error) {
+func (r adyRow) pair(debitCol, creditCol int, currency string) (debit, credit int64, err error) {
 	if debit, err = r.amount(debitCol, currency); err != nil {
 		return 0, 0, err
 	}
@@ -340,7 +349,7 @@ func (r adyRow) pair(debitCol, creditCol, currency string) (debit, credit int64,
 	return debit, credit, nil
 }
 
-func (r adyRow) currency(col string) (string, error) {
+func (r adyRow) currency(col int) (string, error) {
 	c := r.get(col)
 	if c == "" {
 		return "", nil
@@ -545,7 +554,7 @@ func (r adyRow) setAmount(t *reconcile.Transaction, m *adyMoney) error {
 
 // gross sets the amount of t, a payment or a refund, to v, read from
 // col: such a row must have its gross.
-func (r adyRow) gross(t *reconcile.Transaction, m *adyMoney, col string, v int64) error {
+func (r adyRow) gross(t *reconcile.Transaction, m *adyMoney, col int, v int64) error {
 	if m.grossCcy == "" {
 		return r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", t.RawKind)
 	}
@@ -663,7 +672,7 @@ func (b *adyBatch) fmt(v int64) string {
 func (b *adyBatch) controlTotal() error {
 	opts := b.opts
 	if !b.sawPayout && !b.sawTransfer {
-		return opts.wrap(b.lastLine+1, adyType, fmt.Errorf("%w: no MerchantPayout or Balancetransfer row, the file ends after line %d (truncated download?)",
+		return opts.wrap(b.lastLine+1, adyColumns[adyType], fmt.Errorf("%w: no MerchantPayout or Balancetransfer row, the file ends after line %d (truncated download?)",
 			reconcile.ErrControlTotal, b.lastLine))
 	}
 	if b.net == b.paid {

@@ -31,20 +31,34 @@ type alipayParser struct{}
 
 var _ Parser = alipayParser{}
 
-// Detail columns read by name, units stripped.
+// Detail columns the parser reads, by slot, found by name (aliColumns).
 const (
-	aliTxnID    = "支付宝交易号"
-	aliOrderNo  = "商户订单号"
-	aliType     = "业务类型"
-	aliTime     = "完成时间"
-	aliAmount   = "订单金额"
-	aliReceived = "商家实收"
-	aliDiscount = "商家优惠"
-	aliRefundNo = "退款批次号/请求号"
-	aliFee      = "服务费"
+	aliTxnID = iota
+	aliOrderNo
+	aliType
+	aliTime
+	aliAmount
+	aliReceived
+	aliDiscount
+	aliRefundNo
+	aliFee
+	aliSlots
 )
 
-var aliRequired = []string{aliTxnID, aliOrderNo, aliType, aliTime, aliAmount, aliReceived, aliRefundNo}
+// aliColumns names the columns of the slots, units stripped.
+var aliColumns = [aliSlots]string{
+	aliTxnID:    "支付宝交易号",
+	aliOrderNo:  "商户订单号",
+	aliType:     "业务类型",
+	aliTime:     "完成时间",
+	aliAmount:   "订单金额",
+	aliReceived: "商家实收",
+	aliDiscount: "商家优惠",
+	aliRefundNo: "退款批次号/请求号",
+	aliFee:      "服务费",
+}
+
+var aliRequired = []int{aliTxnID, aliOrderNo, aliType, aliTime, aliAmount, aliReceived, aliRefundNo}
 
 // aliUnits are the unit suffixes of header names; 账务明细 writes signed
 // units, other tools half-width parentheses.
@@ -87,13 +101,10 @@ type aliFooter struct {
 
 // aliBill is the state of one bill being read.
 type aliBill struct {
-	opts  Options
-	loc   *time.Location
-	lines *lineScanner
-	dec   *encoding.Decoder
-
-	names []string       // header names as written, for errors
-	cols  map[string]int // name without unit → field index
+	columns // of aliColumns, the header's names as written
+	loc     *time.Location
+	lines   *lineScanner
+	dec     *encoding.Decoder
 
 	hint        string // why the current line may not be GBK, for errors
 	sawUTF8     bool   // a line that looks like UTF-8: a re-saved bill?
@@ -112,10 +123,10 @@ func (alipayParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	// a line at a time keeps its raw bytes at hand to explain a bad one.
 	// A quoted field may hold a CR (see aliSplit).
 	b := &aliBill{
-		opts:  opts,
-		loc:   opts.location(),
-		lines: newLineScanner(r, opts, true),
-		dec:   simplifiedchinese.GB18030.NewDecoder(),
+		columns: columns{opts: opts},
+		loc:     opts.location(),
+		lines:   newLineScanner(r, opts, true),
+		dec:     simplifiedchinese.GB18030.NewDecoder(),
 	}
 	if err := b.preamble(); err != nil {
 		return err
@@ -356,39 +367,37 @@ func (b *aliBill) header() error {
 	if err := b.opts.checkHeader(line, names); err != nil {
 		return err
 	}
-	b.names = names
-	b.cols = make(map[string]int, len(names))
+	// Any column named twice is refused, whether it is read or not.
+	b.columns = newColumns(b.opts, names, aliColumns[:])
+	cols := make(map[string]int, len(names))
 	for i, name := range names {
 		canon := aliColumn(name)
 		if canon == "" {
 			continue
 		}
-		if j, dup := b.cols[canon]; dup {
+		if j, dup := cols[canon]; dup {
 			return b.opts.errorf(line, name, "duplicate column (fields %d and %d)", j+1, i+1)
 		}
-		b.cols[canon] = i
+		cols[canon] = i
+	}
+	for c, canon := range aliColumns {
+		if i, ok := cols[canon]; ok {
+			b.at[c] = i
+		}
 	}
 	for _, c := range aliRequired {
-		if _, ok := b.cols[c]; !ok {
-			return b.opts.errorf(line, c, "missing required column")
+		if !b.has(c) {
+			return b.opts.errorf(line, aliColumns[c], "missing required column")
 		}
 	}
 	return nil
 }
 
-// name is the header name of a column as the file spells it.
-func (b *aliBill) name(canon string) string {
-	if i, ok := b.cols[canon]; ok {
-		return b.names[i]
-	}
-	return canon
-}
-
 // amount reads a signed plain decimal in yuan as fen; empty is an error
 // unless optional, when it is zero.
-func (b *aliBill) amount(f []string, canon string, line int, optional bool) (int64, error) {
-	i, ok := b.cols[canon]
-	if !ok {
+func (b *aliBill) amount(f []string, c, line int, optional bool) (int64, error) {
+	i := b.at[c]
+	if i < 0 {
 		return 0, nil
 	}
 	s := f[i]
@@ -412,19 +421,19 @@ func (b *aliBill) row(s string, line int) (t reconcile.Transaction, err error) {
 	}
 	b.rows++
 	t = reconcile.Transaction{
-		RawKind:      b.get(f, aliType),
-		OrderNo:      b.get(f, aliOrderNo),
-		ChannelTxnID: b.get(f, aliTxnID),
+		RawKind:      b.field(f, aliType),
+		OrderNo:      b.field(f, aliOrderNo),
+		ChannelTxnID: b.field(f, aliTxnID),
 		Currency:     aliCurrency,
 		Status:       reconcile.StatusSuccess,
 		Line:         line,
 	}
 	if t.RawKind == "" {
-		return t, b.opts.errorf(line, b.name(aliType), "empty 业务类型")
+		return t, b.errorf(line, aliType, "empty 业务类型")
 	}
-	at := b.get(f, aliTime)
+	at := b.field(f, aliTime)
 	if t.OccurredAt, err = time.ParseInLocation(aliTimeLayout, at, b.loc); err != nil {
-		return t, b.opts.errorf(line, b.name(aliTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
+		return t, b.errorf(line, aliTime, "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 	}
 
 	// Every amount read is parsed on every row, whatever its kind: a
@@ -477,19 +486,11 @@ func (b *aliBill) fields(s string, line int) ([]string, error) {
 	return f, nil
 }
 
-// get is the field of a column in row f, "" when the header lacks it.
-func (b *aliBill) get(f []string, canon string) string {
-	if i, ok := b.cols[canon]; ok {
-		return f[i]
-	}
-	return ""
-}
-
 // fee reads 服务费 as FeeMilli, positive when the channel takes a fee:
 // Alipay shows a charged fee as negative and a returned one as positive.
 func (b *aliBill) fee(f []string, line int) (int64, error) {
-	i, ok := b.cols[aliFee]
-	if !ok || f[i] == "" {
+	i := b.at[aliFee]
+	if i < 0 || f[i] == "" {
 		return 0, nil
 	}
 	fee, err := reconcile.ParseDecimal(f[i], 2+3)
@@ -509,26 +510,26 @@ func (b *aliBill) kind(t *reconcile.Transaction, f []string, amount int64, line 
 		// 退款批次号/请求号 is empty on payment rows and not read there.
 		t.Kind = reconcile.KindPayment
 		if amount < 0 {
-			return nil, b.opts.errorf(line, b.name(aliAmount), "negative amount %s on a 交易 row", b.get(f, aliAmount))
+			return nil, b.errorf(line, aliAmount, "negative amount %s on a 交易 row", b.field(f, aliAmount))
 		}
 		t.Amount = amount
 		return &b.pay, nil
 	case aliRefundWord:
 		t.Kind = reconcile.KindRefund
 		if amount > 0 {
-			return nil, b.opts.errorf(line, b.name(aliAmount), "positive amount %s on a 退款 row: the bill writes refunds negative", b.get(f, aliAmount))
+			return nil, b.errorf(line, aliAmount, "positive amount %s on a 退款 row: the bill writes refunds negative", b.field(f, aliAmount))
 		}
 		t.Amount = -amount
-		t.RefundNo = b.get(f, aliRefundNo)
+		t.RefundNo = b.field(f, aliRefundNo)
 		if t.RefundNo == "" {
-			return nil, b.opts.errorf(line, b.name(aliRefundNo), "empty refund number on a 退款 row")
+			return nil, b.errorf(line, aliRefundNo, "empty refund number on a 退款 row")
 		}
 		// The bill has no refund id: a refund is known by its trade and its
 		// request number, which Alipay honours once per trade. Two rows
 		// with the same pair therefore share a channel id, and the matcher
 		// sends a repeated channel id to review, never to an automatic
 		// reversal: the same refund reported twice must not be reversed.
-		t.ChannelTxnID = b.get(f, aliTxnID) + "/" + t.RefundNo
+		t.ChannelTxnID = b.field(f, aliTxnID) + "/" + t.RefundNo
 		return &b.refund, nil
 	}
 	// A 业务类型 this parser does not know is kept for review. Its
@@ -546,18 +547,18 @@ func (b *aliBill) kind(t *reconcile.Transaction, f []string, amount int64, line 
 // totals, its footer's.
 func (b *aliBill) count(totals *aliTotals, t *reconcile.Transaction, f []string, received, discount int64, line int) error {
 	if t.OrderNo == "" {
-		return b.opts.errorf(line, b.name(aliOrderNo), "empty order number on a %s row", t.RawKind)
+		return b.errorf(line, aliOrderNo, "empty order number on a %s row", t.RawKind)
 	}
-	if b.get(f, aliTxnID) == "" {
-		return b.opts.errorf(line, b.name(aliTxnID), "empty 支付宝交易号 on a %s row", t.RawKind)
+	if b.field(f, aliTxnID) == "" {
+		return b.errorf(line, aliTxnID, "empty 支付宝交易号 on a %s row", t.RawKind)
 	}
 	totals.rows++
 	var ok bool
 	if totals.received, ok = addChecked(totals.received, received); !ok {
-		return b.opts.errorf(line, b.name(aliReceived), "column total overflows")
+		return b.errorf(line, aliReceived, "column total overflows")
 	}
 	if totals.discount, ok = addChecked(totals.discount, discount); !ok {
-		return b.opts.errorf(line, b.name(aliDiscount), "column total overflows")
+		return b.errorf(line, aliDiscount, "column total overflows")
 	}
 	return nil
 }
@@ -587,7 +588,7 @@ func (b *aliBill) check(f *aliFooter, word string, got *aliTotals) error {
 			reconcile.ErrControlTotal, n, word, got.rows))
 	}
 	sums := []struct {
-		column string
+		column int
 		text   string
 		got    int64
 		check  bool

@@ -339,14 +339,19 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// openText readies a UTF-8 text file for reading: a byte-order mark
-// skipped, and an empty file refused as such.
-func openText(r io.Reader, opts Options) (*bufio.Reader, error) {
+// openText starts the parse of a UTF-8 text file: the sink of its rows
+// (see newRowSink), and the file readied for reading, a byte-order mark
+// skipped and an empty file refused as such.
+func openText(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) (*bufio.Reader, rowSink, error) {
+	rows, err := newRowSink(ctx, opts, emit)
+	if err != nil {
+		return nil, rows, err
+	}
 	br := bufio.NewReaderSize(r, 64<<10)
 	if err := startText(br, opts); err != nil {
-		return nil, err
+		return nil, rows, err
 	}
-	return br, nil
+	return br, rows, nil
 }
 
 // startText skips the byte-order mark of br, text read as UTF-8, and

@@ -63,11 +63,7 @@ func skipBOM(br *bufio.Reader) (empty bool, err error) {
 }
 
 func (p csvParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows, err := newRowSink(ctx, opts, emit)
-	if err != nil {
-		return err
-	}
-	br, err := openText(r, opts)
+	br, rows, err := openText(ctx, r, opts, emit)
 	if err != nil {
 		return err
 	}
@@ -92,11 +88,11 @@ func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
 		if err != nil {
 			return csvReadError(opts, 0, err)
 		}
-		if len(rec) != len(row.header) {
-			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(row.header))
+		if len(rec) != len(row.names) {
+			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(row.names))
 		}
 		if !valid {
-			if err := opts.checkRow(line, rec, row.header); err != nil {
+			if err := opts.checkRow(line, rec, row.names); err != nil {
 				return err
 			}
 		}
@@ -122,28 +118,21 @@ func readCSVHeader(records *csvRecords, opts Options) (*csvRow, error) {
 	// The record slice is reused, and its text may be too (textSlabs):
 	// the header's strings are copied out.
 	header := make([]string, len(rec))
-	var idx [len(csvColumns)]int
-	for i := range idx {
-		idx[i] = -1
-	}
 	for i, h := range rec {
-		h = strings.Clone(strings.TrimSpace(h))
-		header[i] = h
-		for c, name := range csvColumns {
-			if strings.EqualFold(h, name) {
-				if idx[c] >= 0 {
-					return nil, opts.errorf(headerLine, h, "duplicate column (fields %d and %d)", idx[c]+1, i+1)
-				}
-				idx[c] = i
-			}
+		header[i] = strings.Clone(strings.TrimSpace(h))
+	}
+	cols := newColumns(opts, header, csvColumns[:])
+	for i := range header {
+		if c := cols.place(i, cols.sameFold); c >= 0 {
+			return nil, cols.duplicate(headerLine, i, c)
 		}
 	}
 	for c := range csvRequired {
-		if idx[c] < 0 {
+		if !cols.has(c) {
 			return nil, opts.errorf(headerLine, csvColumns[c], "missing required column (%s)", describeHeader(header, ','))
 		}
 	}
-	return &csvRow{opts: opts, loc: opts.location(), header: header, idx: idx}, nil
+	return &csvRow{columns: cols, loc: opts.location()}, nil
 }
 
 // csvRecords reads the records of a canonical CSV. A line without a quote
@@ -293,30 +282,13 @@ func describeHeader(header []string, delim rune) string {
 
 // csvRow turns one record of a canonical CSV into a transaction.
 type csvRow struct {
-	opts   Options
-	loc    *time.Location
-	header []string
-	idx    [len(csvColumns)]int
+	columns
+	loc *time.Location
 
 	// A file rarely holds more than one currency: the last one seen and
 	// its digits spare a map lookup per row.
 	currency string
 	digits   int
-}
-
-func (c *csvRow) field(rec []string, col int) string {
-	if c.idx[col] < 0 {
-		return ""
-	}
-	return trimSpace(rec[c.idx[col]])
-}
-
-func (c *csvRow) errorf(line, col int, format string, args ...any) error {
-	name := csvColumns[col]
-	if c.idx[col] >= 0 {
-		name = c.header[c.idx[col]]
-	}
-	return c.opts.errorf(line, name, format, args...)
 }
 
 // parse reads a record. The usual field is read on a fast path (see

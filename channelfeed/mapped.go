@@ -443,7 +443,7 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	cr.ReuseRecord = true
 	// Zero: the header's field count becomes every row's.
 	cr.FieldsPerRecord = 0
-	f := &mappedFile{opts: opts, plan: plan, cr: cr}
+	f := &mappedFile{columns: columns{opts: opts}, plan: plan, cr: cr}
 	if err := f.readHeader(); err != nil {
 		return err
 	}
@@ -501,13 +501,12 @@ func skipLine(br *bufio.Reader) error {
 	}
 }
 
-// mappedFile is the state of one mapped file being read.
+// mappedFile is the state of one mapped file being read: its columns
+// are the mapped ones, found by the names the mapping gives them.
 type mappedFile struct {
-	opts   Options
-	plan   *mappedPlan
-	cr     *csv.Reader
-	header []string     // header names as written, trimmed
-	idx    [mFields]int // field index of each mapped column, -1 when unmapped
+	columns
+	plan *mappedPlan
+	cr   *csv.Reader
 }
 
 // line is the physical line of the record just read: the reader counts
@@ -521,7 +520,7 @@ func (f *mappedFile) readError(rec []string, err error) error {
 	err = shiftLines(err, f.plan.skip)
 	var pe *csv.ParseError
 	if errors.As(err, &pe) && errors.Is(pe.Err, csv.ErrFieldCount) {
-		return f.opts.errorf(pe.StartLine, "", "row has %d fields, header has %d", len(rec), len(f.header))
+		return f.opts.errorf(pe.StartLine, "", "row has %d fields, header has %d", len(rec), len(f.names))
 	}
 	return csvReadError(f.opts, 0, err)
 }
@@ -543,12 +542,6 @@ func (f *mappedFile) damaged(s string) string {
 	}
 }
 
-func (f *mappedFile) trim(s string) string {
-	return strings.TrimFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || strings.ContainsRune(f.plan.trim, r)
-	})
-}
-
 // readHeader reads the header row and finds the mapped columns in it.
 func (f *mappedFile) readHeader() error {
 	rec, err := f.cr.Read()
@@ -564,29 +557,21 @@ func (f *mappedFile) readHeader() error {
 	line := f.line()
 	// ReuseRecord: the header's strings must be copied out before the
 	// next Read overwrites the slice.
-	f.header = make([]string, len(rec))
-	for i := range f.idx {
-		f.idx[i] = -1
-	}
+	header := make([]string, len(rec))
+	f.columns = newColumns(f.opts, header, f.plan.names[:])
+	f.trim = f.plan.trim
 	for i, h := range rec {
 		if why := f.damaged(h); why != "" {
 			return f.opts.errorf(line, "", "header field %d: %s", i+1, why)
 		}
-		h = f.trim(h)
-		f.header[i] = h
-		for c, name := range f.plan.names {
-			if name == "" || !strings.EqualFold(h, name) {
-				continue
-			}
-			if f.idx[c] >= 0 {
-				return f.opts.errorf(line, h, "duplicate column (fields %d and %d), mapped as columns.%s", f.idx[c]+1, i+1, mappedNames[c])
-			}
-			f.idx[c] = i
+		header[i] = trimAlso(h, f.plan.trim)
+		if c := f.place(i, f.sameFold); c >= 0 {
+			return f.opts.errorf(line, header[i], "duplicate column (fields %d and %d), mapped as columns.%s", f.at[c]+1, i+1, mappedNames[c])
 		}
 	}
 	for c, name := range f.plan.names {
-		if name != "" && f.idx[c] < 0 {
-			return f.opts.errorf(line, name, "missing column, mapped as columns.%s (%s)", mappedNames[c], describeHeader(f.header, f.plan.delim))
+		if name != "" && !f.has(c) {
+			return f.opts.errorf(line, name, "missing column, mapped as columns.%s (%s)", mappedNames[c], describeHeader(header, f.plan.delim))
 		}
 	}
 	return nil
@@ -615,25 +600,10 @@ func (f *mappedFile) details(rows *rowSink) error {
 func (f *mappedFile) checkText(rec []string, line int) error {
 	for i, s := range rec {
 		if why := f.damaged(s); why != "" {
-			return f.opts.errorf(line, f.header[i], "%s", why)
+			return f.opts.errorf(line, f.names[i], "%s", why)
 		}
 	}
 	return nil
-}
-
-func (f *mappedFile) field(rec []string, c int) string {
-	if f.idx[c] < 0 {
-		return ""
-	}
-	return f.trim(rec[f.idx[c]])
-}
-
-func (f *mappedFile) errorf(line, c int, format string, args ...any) error {
-	name := f.plan.names[c]
-	if f.idx[c] >= 0 {
-		name = f.header[f.idx[c]]
-	}
-	return f.opts.errorf(line, name, format, args...)
 }
 
 func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err error) {

@@ -114,20 +114,13 @@ func stIsBatch(category string) bool {
 
 // stReport is the state of one report being read.
 type stReport struct {
-	opts    Options
-	header  []string
-	idx     [stColumns]int
-	names   [stColumns]string // as the parser looks for them, for errors about absent columns
-	timeCol int               // stCreatedUTC or stCreated
-	loc     *time.Location    // the zone the time column is written in
+	columns
+	timeCol int            // stCreatedUTC or stCreated
+	loc     *time.Location // the zone the time column is written in
 }
 
 func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
-	rows, err := newRowSink(ctx, opts, emit)
-	if err != nil {
-		return err
-	}
-	br, err := openText(r, opts)
+	br, rows, err := openText(ctx, r, opts, emit)
 	if err != nil {
 		return err
 	}
@@ -145,8 +138,8 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return csvReadError(opts, 1, err)
 	}
 	headerLine, _ := cr.FieldPos(0)
-	rp := &stReport{opts: opts}
-	if err := rp.readHeader(rec, headerLine); err != nil {
+	rp := &stReport{}
+	if err := rp.readHeader(opts, rec, headerLine); err != nil {
 		return err
 	}
 
@@ -159,10 +152,10 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 			return csvReadError(opts, 0, err)
 		}
 		line, _ := cr.FieldPos(0)
-		if len(rec) != len(rp.header) {
-			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(rp.header))
+		if len(rec) != len(rp.names) {
+			return opts.errorf(line, "", "row has %d fields, header has %d", len(rec), len(rp.names))
 		}
-		if err := opts.checkRow(line, rec, rp.header); err != nil {
+		if err := opts.checkRow(line, rec, rp.names); err != nil {
 			return err
 		}
 		if err := rows.put(rp.row(rec, line)); err != nil {
@@ -171,8 +164,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	}
 }
 
-func (rp *stReport) readHeader(rec []string, line int) error {
-	opts := rp.opts
+func (rp *stReport) readHeader(opts Options, rec []string, line int) error {
 	orderKey, refundKey := opts.OrderKey, opts.RefundKey
 	if orderKey == "" {
 		orderKey = stDefaultOrderKey
@@ -180,73 +172,65 @@ func (rp *stReport) readHeader(rec []string, line int) error {
 	if refundKey == "" {
 		refundKey = stDefaultRefundKey
 	}
-	for c, name := range stFixedColumns {
-		rp.names[c] = name
-	}
-	rp.names[stOrder] = "payment_metadata[" + orderKey + "]"
-	rp.names[stRefund] = "refund_metadata[" + refundKey + "]"
-	for c := range rp.idx {
-		rp.idx[c] = -1
-	}
+	want := make([]string, stColumns)
+	copy(want, stFixedColumns[:])
+	want[stOrder] = "payment_metadata[" + orderKey + "]"
+	want[stRefund] = "refund_metadata[" + refundKey + "]"
 
 	if err := opts.checkHeader(line, rec); err != nil {
 		return err
 	}
 	// ReuseRecord: the header's strings must be copied out before the
 	// next Read overwrites the slice.
-	rp.header = make([]string, len(rec))
+	header := make([]string, len(rec))
 	for i, h := range rec {
-		rp.header[i] = strings.TrimSpace(h)
+		header[i] = strings.TrimSpace(h)
 	}
+	rp.columns = newColumns(opts, header, want)
 	if rp.isDashboardExport() {
 		return opts.errorf(line, "", "this is the Stripe Dashboard balance export (id,Type,Source,Amount,…), not the Reporting API report: "+
 			"run payout_reconciliation.itemized.5 (or balance_change_from_activity.itemized.3) with the columns %s",
 			strings.Join([]string{"automatic_payout_id", "balance_transaction_id", "created_utc", "currency", "gross", "fee", "net",
-				"reporting_category", rp.names[stOrder], rp.names[stRefund]}, ","))
+				"reporting_category", want[stOrder], want[stRefund]}, ","))
 	}
 
-	for i, h := range rp.header {
-		for c, name := range rp.names {
-			if !stColumnIs(h, c, name) {
-				continue
-			}
-			if rp.idx[c] >= 0 {
-				return opts.errorf(line, h, "duplicate column (fields %d and %d)", rp.idx[c]+1, i+1)
-			}
-			rp.idx[c] = i
+	for i := range header {
+		if c := rp.place(i, rp.stColumnIs); c >= 0 {
+			return rp.duplicate(line, i, c)
 		}
 	}
 	for _, c := range stRequired {
-		if rp.idx[c] < 0 {
-			return opts.errorf(line, rp.names[c], "missing required column (%s)", describeHeader(rp.header, ','))
+		if !rp.has(c) {
+			return opts.errorf(line, want[c], "missing required column (%s)", describeHeader(header, ','))
 		}
 	}
 	switch {
-	case rp.idx[stCreatedUTC] >= 0:
+	case rp.has(stCreatedUTC):
 		rp.timeCol, rp.loc = stCreatedUTC, time.UTC
-	case rp.idx[stCreated] >= 0:
+	case rp.has(stCreated):
 		// created is written in the report run's timezone parameter, without
 		// a suffix; the channel's business zone is that parameter.
 		rp.timeCol, rp.loc = stCreated, opts.location()
 	default:
-		return opts.errorf(line, rp.names[stCreatedUTC], "missing required column (nor created; %s)", describeHeader(rp.header, ','))
+		return opts.errorf(line, want[stCreatedUTC], "missing required column (nor created; %s)", describeHeader(header, ','))
 	}
-	if rp.idx[stOrder] < 0 {
-		return opts.errorf(line, rp.names[stOrder], "missing required column: our order numbers are in this metadata; "+
-			"add it to the report run's columns, or configure the metadata key (%s)", describeHeader(rp.header, ','))
+	if !rp.has(stOrder) {
+		return opts.errorf(line, want[stOrder], "missing required column: our order numbers are in this metadata; "+
+			"add it to the report run's columns, or configure the metadata key (%s)", describeHeader(header, ','))
 	}
 	return nil
 }
 
-// stColumnIs reports whether header name h is column c, named name. Stripe
-// writes its own names in lower case, which is matched loosely as in the
-// canonical CSV; a metadata key is case-sensitive at Stripe, so only the
-// bracketed prefix is.
-func stColumnIs(h string, c int, name string) bool {
+// stColumnIs reports whether field i of the header is the column of slot c.
+// Stripe writes its own names in lower case, which is matched loosely as
+// in the canonical CSV; a metadata key is case-sensitive at Stripe, so
+// only the bracketed prefix is.
+func (rp *stReport) stColumnIs(i, c int) bool {
 	if c != stOrder && c != stRefund {
-		return strings.EqualFold(h, name)
+		return rp.sameFold(i, c)
 	}
-	prefix, key, _ := strings.Cut(name, "[")
+	h := rp.names[i]
+	prefix, key, _ := strings.Cut(rp.want[c], "[")
 	p, k, ok := strings.Cut(h, "[")
 	return ok && strings.EqualFold(p, prefix) && k == key
 }
@@ -256,7 +240,7 @@ func stColumnIs(h string, c int, name string) bool {
 // reporting_category, so reading it as the report would misclassify rows.
 func (rp *stReport) isDashboardExport() bool {
 	has := func(name string) bool {
-		for _, h := range rp.header {
+		for _, h := range rp.names {
 			if h == name {
 				return true
 			}
@@ -264,21 +248,6 @@ func (rp *stReport) isDashboardExport() bool {
 		return false
 	}
 	return !has("balance_transaction_id") && has("id") && (has("Type") || has("Amount") || has("Created (UTC)"))
-}
-
-func (rp *stReport) field(rec []string, c int) string {
-	if rp.idx[c] < 0 {
-		return ""
-	}
-	return strings.TrimSpace(rec[rp.idx[c]])
-}
-
-func (rp *stReport) errorf(line, c int, format string, args ...any) error {
-	name := rp.names[c]
-	if rp.idx[c] >= 0 {
-		name = rp.header[rp.idx[c]]
-	}
-	return rp.opts.errorf(line, name, format, args...)
 }
 
 func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
@@ -297,7 +266,7 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	if t.RawKind == "" {
 		return t, rp.errorf(line, stCategory, "empty reporting_category")
 	}
-	if rp.idx[stPayout] >= 0 && rp.field(rec, stPayout) == "" {
+	if rp.has(stPayout) && rp.field(rec, stPayout) == "" {
 		return t, rp.errorf(line, stPayout, "empty automatic_payout_id: every row of a payout reconciliation report belongs to a payout, so its payout total would not add up")
 	}
 
@@ -334,11 +303,11 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 		// a charge made by hand in the Dashboard) is real money, not a
 		// malformed file: a person looks at it, the rest of the file runs.
 		t.Kind = reconcile.KindOther
-		t.RawKind = t.RawKind + " without " + rp.names[stOrder]
+		t.RawKind = t.RawKind + " without " + rp.want[stOrder]
 		t.Amount = stAbs(gross)
 	case category == "refund" && t.RefundNo == "" && rp.field(rec, stSource) == "":
 		t.Kind = reconcile.KindOther
-		t.RawKind = t.RawKind + " without " + rp.names[stRefund] + " or source_id"
+		t.RawKind = t.RawKind + " without " + rp.want[stRefund] + " or source_id"
 		t.Amount = stAbs(gross)
 	case category == "charge":
 		t.Kind = reconcile.KindPayment
@@ -386,7 +355,7 @@ func (rp *stReport) amount(rec []string, line, c int, currency string) (int64, e
 // fee sets t.FeeMilli and checks the row's net against gross − fee. With a
 // net column but no fee column the fee is what the identity leaves.
 func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross int64, digits int) error {
-	hasFee, hasNet := rp.idx[stFee] >= 0, rp.idx[stNet] >= 0
+	hasFee, hasNet := rp.has(stFee), rp.has(stNet)
 	if hasFee {
 		s := rp.field(rec, stFee)
 		if s == "" {

@@ -23,33 +23,59 @@ type wechatPayParser struct{}
 
 var _ Parser = wechatPayParser{}
 
-// Detail columns read by name.
+// Detail columns the parser reads, by slot, found by name (wxColumns).
 const (
-	wxTime           = "交易时间"
-	wxTxnID          = "微信订单号"
-	wxOrderNo        = "商户订单号"
-	wxState          = "交易状态"
-	wxCurrency       = "货币种类"
-	wxSettle         = "应结订单金额"
-	wxRefundID       = "微信退款单号"
-	wxRefundNo       = "商户退款单号"
-	wxRefundAmount   = "退款金额"
-	wxRechargeRefund = "充值券退款金额"
-	wxRefundState    = "退款状态"
-	wxFee            = "手续费"
-	wxRate           = "费率"
-	wxOrderAmount    = "订单金额"
-	wxRefundApplied  = "申请退款金额"
-	wxCount          = "总交易单数"
+	wxTime = iota
+	wxTxnID
+	wxOrderNo
+	wxState
+	wxCurrency
+	wxSettle
+	wxRefundID
+	wxRefundNo
+	wxRefundAmount
+	wxRechargeRefund
+	wxVoucherRefund
+	wxHongbaoRefund
+	wxRefundState
+	wxFee
+	wxRate
+	wxOrderAmount
+	wxRefundApplied
+	wxSlots
 )
 
-var wxRequired = []string{wxTime, wxTxnID, wxOrderNo, wxState, wxCurrency}
+// wxColumns names the columns of the slots as today's layout does.
+var wxColumns = [wxSlots]string{
+	wxTime:           "交易时间",
+	wxTxnID:          "微信订单号",
+	wxOrderNo:        "商户订单号",
+	wxState:          "交易状态",
+	wxCurrency:       "货币种类",
+	wxSettle:         "应结订单金额",
+	wxRefundID:       "微信退款单号",
+	wxRefundNo:       "商户退款单号",
+	wxRefundAmount:   "退款金额",
+	wxRechargeRefund: "充值券退款金额",
+	wxVoucherRefund:  "代金券或立减优惠退款金额",
+	wxHongbaoRefund:  "企业红包退款金额",
+	wxRefundState:    "退款状态",
+	wxFee:            "手续费",
+	wxRate:           "费率",
+	wxOrderAmount:    "订单金额",
+	wxRefundApplied:  "申请退款金额",
+}
+
+// wxCount is the first column of the summary header.
+const wxCount = "总交易单数"
+
+var wxRequired = []int{wxTime, wxTxnID, wxOrderNo, wxState, wxCurrency}
 
 // wxAliases maps pre-2018 header names onto today's, so one mapping reads
 // both layouts.
 var wxAliases = map[string]string{
 	"子商户号":       "特约商户号",
-	"总金额":        wxSettle,
+	"总金额":        wxColumns[wxSettle],
 	"代金券或立减优惠金额": "代金券金额",
 	"企业红包金额":     "代金券金额",
 }
@@ -57,14 +83,14 @@ var wxAliases = map[string]string{
 // wxSums are the detail columns the summary row totals; 手续费 has three
 // more decimals than the currency.
 var wxSums = [...]struct {
-	column string
+	column int
 	fee    bool
 }{
 	{wxSettle, false},
 	{wxRefundAmount, false},
 	{wxRechargeRefund, false},
-	{"代金券或立减优惠退款金额", false},
-	{"企业红包退款金额", false},
+	{wxVoucherRefund, false},
+	{wxHongbaoRefund, false},
 	{wxOrderAmount, false},
 	{wxRefundApplied, false},
 	{wxFee, true},
@@ -72,14 +98,14 @@ var wxSums = [...]struct {
 
 // wxSummaryOf maps a summary column onto the detail column it totals.
 // Summary columns not listed are not checked.
-var wxSummaryOf = map[string]string{
+var wxSummaryOf = map[string]int{
 	"应结订单总金额":       wxSettle,
 	"总交易额":          wxSettle, // pre-2018: Σ总金额
 	"退款总金额":         wxRefundAmount,
 	"总退款金额":         wxRefundAmount,
 	"充值券退款总金额":      wxRechargeRefund,
-	"总代金券或立减优惠退款金额": "代金券或立减优惠退款金额",
-	"总企业红包退款金额":     "企业红包退款金额",
+	"总代金券或立减优惠退款金额": wxVoucherRefund,
+	"总企业红包退款金额":     wxHongbaoRefund,
 	"手续费总金额":        wxFee,
 	"订单总金额":         wxOrderAmount,
 	"申请退款总金额":       wxRefundApplied,
@@ -89,25 +115,19 @@ const wxTimeLayout = "2006-01-02 15:04:05"
 
 // wxBill is the state of one bill being read.
 type wxBill struct {
-	opts  Options
-	loc   *time.Location
-	lines *lineScanner
+	columns // of wxColumns, the header's names as written
+	loc     *time.Location
+	lines   *lineScanner
 
-	names []string       // header names as written, for errors
-	cols  map[string]int // canonical name → field index
-	// payAmount and refundAmount name the columns compared for each kind:
+	// payAmount and refundAmount are the columns compared for each kind:
 	// 订单金额 and 申请退款金额, or the pre-2018 应结订单金额 (总金额) and
-	// 退款金额 when the layout lacks them.
-	payAmount, refundAmount string
-	sumIdx                  []int // field index of each wxSums column, -1 when absent
-
-	// Field indexes of the columns each row reads, -1 when absent, and
-	// the wxSums entries of the amount columns: looked up once in the
-	// header rather than by name on every row.
-	iTime, iTxnID, iOrderNo, iState, iCurrency int
-	iRefundNo, iRefundID, iRefundState, iRate  int
-	kPay, kRefund, kFee                        int
-	fields                                     []string // reused by every row
+	// 退款金额 when the layout lacks them; refundAmount is -1 in a bill
+	// without refunds.
+	payAmount, refundAmount int
+	// The wxSums entries of the amount columns: looked up once in the
+	// header rather than on every row.
+	kPay, kRefund, kFee int
+	fields              []string // reused by every row
 
 	currency string
 	digits   int
@@ -124,7 +144,7 @@ func (wechatPayParser) Parse(ctx context.Context, r io.Reader, opts Options, emi
 		return err
 	}
 	// WeChat Pay never quotes a field: every CR but a CRLF's is bare.
-	b := &wxBill{opts: opts, loc: opts.location(), lines: newLineScanner(r, opts, false), digits: 2}
+	b := &wxBill{columns: columns{opts: opts}, loc: opts.location(), lines: newLineScanner(r, opts, false), digits: 2}
 	if err := b.start(); err != nil {
 		return err
 	}
@@ -284,24 +304,26 @@ func splitRow(dst []string, s string) ([]string, bool) {
 }
 
 func (b *wxBill) header(s string) error {
-	b.names = splitHeader(s)
-	if err := b.opts.checkHeader(1, b.names); err != nil {
+	names := splitHeader(s)
+	if err := b.opts.checkHeader(1, names); err != nil {
 		return err
 	}
-	if err := b.columns(); err != nil {
+	b.columns = newColumns(b.opts, names, wxColumns[:])
+	if err := b.findColumns(); err != nil {
 		return err
 	}
 	if err := b.amountColumns(); err != nil {
 		return err
 	}
-	b.indexColumns()
+	b.sumColumns()
 	return nil
 }
 
-// columns maps the header's names, old ones through wxAliases, onto
-// their fields, and checks that the required ones are there.
-func (b *wxBill) columns() error {
-	b.cols = make(map[string]int, len(b.names))
+// findColumns maps the header's names, old ones through wxAliases, onto
+// their fields, and checks that the required ones are there. Any column
+// named twice is refused, whether it is read or not.
+func (b *wxBill) findColumns() error {
+	cols := make(map[string]int, len(b.names))
 	for i, name := range b.names {
 		canon := name
 		if a, ok := wxAliases[name]; ok {
@@ -310,14 +332,19 @@ func (b *wxBill) columns() error {
 		if canon == "" {
 			continue
 		}
-		if j, dup := b.cols[canon]; dup {
+		if j, dup := cols[canon]; dup {
 			return b.opts.errorf(1, name, "duplicate column (fields %d and %d)", j+1, i+1)
 		}
-		b.cols[canon] = i
+		cols[canon] = i
+	}
+	for c, canon := range wxColumns {
+		if i, ok := cols[canon]; ok {
+			b.at[c] = i
+		}
 	}
 	for _, c := range wxRequired {
-		if _, ok := b.cols[c]; !ok {
-			return b.opts.errorf(1, c, "missing required column")
+		if !b.has(c) {
+			return b.opts.errorf(1, wxColumns[c], "missing required column")
 		}
 	}
 	return nil
@@ -327,40 +354,40 @@ func (b *wxBill) columns() error {
 // refund columns; any other needs all of them.
 func (b *wxBill) amountColumns() error {
 	var err error
+	b.refundAmount = -1
 	if b.payAmount, err = b.either(wxOrderAmount, wxSettle, "应结订单金额/总金额"); err != nil {
 		return err
 	}
 	if !b.has(wxRefundNo) && !b.has(wxRefundID) && !b.has(wxRefundState) {
 		return nil
 	}
-	for _, c := range []string{wxRefundNo, wxRefundID, wxRefundState} {
+	for _, c := range []int{wxRefundNo, wxRefundID, wxRefundState} {
 		if !b.has(c) {
-			return b.opts.errorf(1, c, "missing required column")
+			return b.opts.errorf(1, wxColumns[c], "missing required column")
 		}
 	}
-	b.refundAmount, err = b.either(wxRefundApplied, wxRefundAmount, wxRefundAmount)
+	b.refundAmount, err = b.either(wxRefundApplied, wxRefundAmount, wxColumns[wxRefundAmount])
 	return err
 }
 
 // either is column, or the pre-2018 column older when the layout lacks
 // it; the error for neither names column, and older as nor says.
-func (b *wxBill) either(column, older, nor string) (string, error) {
+func (b *wxBill) either(column, older int, nor string) (int, error) {
 	switch {
 	case b.has(column):
 		return column, nil
 	case b.has(older):
 		return older, nil
 	}
-	return "", b.opts.errorf(1, column, "missing required column (nor %s)", nor)
+	return -1, b.opts.errorf(1, wxColumns[column], "missing required column (nor %s)", nor)
 }
 
-// indexColumns looks up the fields every row reads.
-func (b *wxBill) indexColumns() {
-	b.sumIdx = make([]int, len(wxSums))
+// sumColumns readies the running totals of wxSums, and finds the entries
+// of the amount columns among them.
+func (b *wxBill) sumColumns() {
 	b.sums = make([]int64, len(wxSums))
 	b.kPay, b.kRefund, b.kFee = -1, -1, -1
 	for k, c := range wxSums {
-		b.sumIdx[k] = b.index(c.column)
 		switch c.column {
 		case b.payAmount:
 			b.kPay = k
@@ -370,39 +397,6 @@ func (b *wxBill) indexColumns() {
 			b.kFee = k
 		}
 	}
-	b.iTime, b.iTxnID, b.iOrderNo = b.index(wxTime), b.index(wxTxnID), b.index(wxOrderNo)
-	b.iState, b.iCurrency = b.index(wxState), b.index(wxCurrency)
-	b.iRefundNo, b.iRefundID, b.iRefundState = b.index(wxRefundNo), b.index(wxRefundID), b.index(wxRefundState)
-	b.iRate = b.index(wxRate)
-}
-
-// index is the field index of a canonical column, -1 when absent.
-func (b *wxBill) index(canon string) int {
-	if i, ok := b.cols[canon]; ok {
-		return i
-	}
-	return -1
-}
-
-func (b *wxBill) has(canon string) bool {
-	_, ok := b.cols[canon]
-	return ok
-}
-
-// name is the header name of a canonical column as the file spells it.
-func (b *wxBill) name(canon string) string {
-	if i, ok := b.cols[canon]; ok {
-		return b.names[i]
-	}
-	return canon
-}
-
-// wxField is field i of a row, "" for a column the layout lacks (-1).
-func wxField(f []string, i int) string {
-	if i < 0 {
-		return ""
-	}
-	return f[i]
 }
 
 // wxAmount is amount k of a row; a missing column (-1) reads as zero, as
@@ -424,17 +418,17 @@ func (b *wxBill) row(s string, line int) (t reconcile.Transaction, err error) {
 	}
 	b.rows++
 	t = reconcile.Transaction{
-		RawKind:      wxField(f, b.iState),
-		OrderNo:      wxField(f, b.iOrderNo),
-		ChannelTxnID: wxField(f, b.iTxnID),
-		Currency:     wxField(f, b.iCurrency),
+		RawKind:      b.field(f, wxState),
+		OrderNo:      b.field(f, wxOrderNo),
+		ChannelTxnID: b.field(f, wxTxnID),
+		Currency:     b.field(f, wxCurrency),
 		Line:         line,
 	}
 	if t.RawKind == "" {
-		return t, b.opts.errorf(line, b.name(wxState), "empty 交易状态")
+		return t, b.errorf(line, wxState, "empty 交易状态")
 	}
 	var ok bool
-	at := wxField(f, b.iTime)
+	at := b.field(f, wxTime)
 	if t.OccurredAt, ok = dateTime(at, b.loc); !ok {
 		if t.OccurredAt, err = b.time(at, line); err != nil {
 			return t, err
@@ -450,7 +444,7 @@ func (b *wxBill) row(s string, line int) (t reconcile.Transaction, err error) {
 		return t, err
 	}
 	t.FeeMilli = wxAmount(&vals, b.kFee)
-	t.FeeRate = wxField(f, b.iRate)
+	t.FeeRate = b.field(f, wxRate)
 	err = b.classify(&t, f, &vals, line)
 	return t, err
 }
@@ -479,7 +473,7 @@ func (b *wxBill) split(s string, line int) ([]string, error) {
 func (b *wxBill) time(at string, line int) (time.Time, error) {
 	t, err := time.ParseInLocation(wxTimeLayout, at, b.loc)
 	if err != nil {
-		return t, b.opts.errorf(line, b.name(wxTime), "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
+		return t, b.errorf(line, wxTime, "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(at))
 	}
 	return t, nil
 }
@@ -490,10 +484,10 @@ func (b *wxBill) time(at string, line int) (time.Time, error) {
 func (b *wxBill) setCurrency(currency string, line int) error {
 	digits, ok := reconcile.CurrencyDigits(currency)
 	if !ok {
-		return b.opts.errorf(line, b.name(wxCurrency), "unknown currency %s", reconcile.Quote(currency))
+		return b.errorf(line, wxCurrency, "unknown currency %s", reconcile.Quote(currency))
 	}
 	if b.currency != "" {
-		return b.opts.errorf(line, b.name(wxCurrency), "currency %s in a bill of %s: the summary totals cannot be checked", currency, b.currency)
+		return b.errorf(line, wxCurrency, "currency %s in a bill of %s: the summary totals cannot be checked", currency, b.currency)
 	}
 	b.currency, b.digits = strings.Clone(currency), digits // kept beyond its row
 	return nil
@@ -505,7 +499,7 @@ func (b *wxBill) setCurrency(currency string, line int) error {
 // unusual rows is not documented.
 func (b *wxBill) sum(f []string, currency string, line int, vals *wxAmounts) error {
 	for k, c := range wxSums {
-		i := b.sumIdx[k]
+		i := b.at[c.column]
 		if i < 0 || f[i] == "" {
 			continue
 		}
@@ -541,10 +535,10 @@ func (b *wxBill) classify(t *reconcile.Transaction, f []string, vals *wxAmounts,
 		t.Kind = reconcile.KindPayment
 		t.Status = reconcile.StatusSuccess
 		if t.OrderNo == "" {
-			return b.opts.errorf(line, b.name(wxOrderNo), "empty order number on a payment row")
+			return b.errorf(line, wxOrderNo, "empty order number on a payment row")
 		}
-		if wxField(f, b.sumIdx[b.kPay]) == "" {
-			return b.opts.errorf(line, b.name(b.payAmount), "empty amount")
+		if b.field(f, b.payAmount) == "" {
+			return b.errorf(line, b.payAmount, "empty amount")
 		}
 		t.Amount = wxAmount(vals, b.kPay)
 	case "REFUND":
@@ -566,26 +560,26 @@ func (b *wxBill) classify(t *reconcile.Transaction, f []string, vals *wxAmounts,
 // refund reads the refund of a REFUND row.
 func (b *wxBill) refund(t *reconcile.Transaction, f []string, vals *wxAmounts, line int) error {
 	t.Kind = reconcile.KindRefund
-	if b.refundAmount == "" {
+	if b.refundAmount < 0 {
 		return b.opts.errorf(line, "", "refund row in a bill without refund columns")
 	}
 	// Payment rows carry "0" as refund number; on a refund row it
 	// would become a key shared by unrelated refunds.
-	t.RefundNo = wxField(f, b.iRefundNo)
-	t.ChannelTxnID = wxField(f, b.iRefundID)
+	t.RefundNo = b.field(f, wxRefundNo)
+	t.ChannelTxnID = b.field(f, wxRefundID)
 	if t.RefundNo == "" || t.RefundNo == "0" {
 		// Matched by 微信退款单号 instead, where the row has one.
 		if t.ChannelTxnID == "" || t.ChannelTxnID == "0" {
-			return b.opts.errorf(line, b.name(wxRefundNo), "refund row without a refund number (%s) or a 微信退款单号", reconcile.Quote(t.RefundNo))
+			return b.errorf(line, wxRefundNo, "refund row without a refund number (%s) or a 微信退款单号", reconcile.Quote(t.RefundNo))
 		}
 		t.RefundNo = ""
 	}
-	if wxField(f, b.sumIdx[b.kRefund]) == "" {
-		return b.opts.errorf(line, b.name(b.refundAmount), "empty amount")
+	if b.field(f, b.refundAmount) == "" {
+		return b.errorf(line, b.refundAmount, "empty amount")
 	}
 	t.Amount = wxAmount(vals, b.kRefund)
 	// 退款状态 is a snapshot taken when the bill was cut.
-	switch st := wxField(f, b.iRefundState); strings.ToUpper(st) {
+	switch st := b.field(f, wxRefundState); strings.ToUpper(st) {
 	case "SUCCESS":
 		t.Status = reconcile.StatusSuccess
 	case "PROCESSING", "CHANGE":
@@ -593,9 +587,9 @@ func (b *wxBill) refund(t *reconcile.Transaction, f []string, vals *wxAmounts, l
 	case "REFUNDCLOSE":
 		t.Status = reconcile.StatusFailed
 	case "":
-		return b.opts.errorf(line, b.name(wxRefundState), "empty refund status on a refund row")
+		return b.errorf(line, wxRefundState, "empty refund status on a refund row")
 	default:
-		return b.opts.errorf(line, b.name(wxRefundState), "unknown refund status %s (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", reconcile.Quote(st))
+		return b.errorf(line, wxRefundState, "unknown refund status %s (want SUCCESS, PROCESSING, CHANGE or REFUNDCLOSE)", reconcile.Quote(st))
 	}
 	return nil
 }

@@ -1,0 +1,104 @@
+package channelfeed
+
+import (
+	"strings"
+	"unicode"
+)
+
+// columns are the columns of a file as its header names them, and where
+// each column the parser reads stands in its rows. A parser numbers the
+// columns it reads (its slots) and finds them in the header once, by its
+// format's rules of naming; a row is then read by index, not by name.
+type columns struct {
+	opts  Options  // the file's: errors name its columns
+	names []string // the header's names as written, trimmed
+	want  []string // the name each slot is looked for by, for errors about a column the header lacks
+	// at is the field index of each slot's column, -1 when the header
+	// lacks it: held in place, as every format reads a handful of
+	// columns, so a parse allocates nothing for it.
+	at [maxSlots]int
+	// trim lists characters stripped from both ends of a field besides
+	// white space: a mapping's trim (Mapping.Trim); "" in every other
+	// format.
+	trim string
+}
+
+// maxSlots is the most columns a format reads: Adyen's 19.
+const maxSlots = 19
+
+// newColumns is the columns of a header of names, as written, for a
+// parser that reads the slots of want; none found yet.
+func newColumns(opts Options, names, want []string) columns {
+	c := columns{opts: opts, names: names, want: want}
+	for i := range c.at {
+		c.at[i] = -1
+	}
+	return c
+}
+
+// place takes field i of the header for the column of each slot that
+// same says it names. It returns the first of those slots whose column
+// an earlier field is, -1 when there is none: a column named twice.
+func (c *columns) place(i int, same func(field, slot int) bool) int {
+	for s := range c.want {
+		if !same(i, s) {
+			continue
+		}
+		if c.at[s] >= 0 {
+			return s
+		}
+		c.at[s] = i
+	}
+	return -1
+}
+
+// sameFold is the rule of naming of most formats: field i names slot's
+// column when it is named as the column is looked for, ignoring case. A
+// slot looked for by no name is not read.
+func (c *columns) sameFold(i, slot int) bool {
+	return c.want[slot] != "" && strings.EqualFold(c.names[i], c.want[slot])
+}
+
+// duplicate is the error of field i of the header at line, the second
+// column of slot.
+func (c *columns) duplicate(line, i, slot int) error {
+	return c.opts.errorf(line, c.names[i], "duplicate column (fields %d and %d)", c.at[slot]+1, i+1)
+}
+
+// has reports whether the header has slot's column.
+func (c *columns) has(slot int) bool { return c.at[slot] >= 0 }
+
+// field is slot's field of a row rec, trimmed; "" when the header lacks
+// the column, or the row stops short of it.
+func (c *columns) field(rec []string, slot int) string {
+	i := c.at[slot]
+	if i < 0 || i >= len(rec) {
+		return ""
+	}
+	if c.trim != "" {
+		return trimAlso(rec[i], c.trim)
+	}
+	return trimSpace(rec[i])
+}
+
+// name is the name of slot's column as the header writes it, or as the
+// parser looks for it when the header lacks it.
+func (c *columns) name(slot int) string {
+	if i := c.at[slot]; i >= 0 {
+		return c.names[i]
+	}
+	return c.want[slot]
+}
+
+// errorf is the error of a row at line about slot's field.
+func (c *columns) errorf(line, slot int, format string, args ...any) error {
+	return c.opts.errorf(line, c.name(slot), format, args...)
+}
+
+// trimAlso is s without white space, nor any of the characters of chars,
+// at either end.
+func trimAlso(s, chars string) string {
+	return strings.TrimFunc(s, func(r rune) bool {
+		return unicode.IsSpace(r) || strings.ContainsRune(chars, r)
+	})
+}

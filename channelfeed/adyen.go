@@ -326,11 +326,8 @@ func (r adyRow) amount(col int, currency string) (int64, error) {
 		}
 		return 0, r.errorf(col, "amount %s on a row without %s", reconcile.Quote(s), r.b.name(ccyCol))
 	}
-	v, err := parseAmount(s, currency)
-	if err != nil {
-		return 0, r.errorf(col, "%w", err)
-	}
-	return v, nil
+	digits, _ := reconcile.CurrencyDigits(currency) // known: see currency
+	return r.b.money(r.rec, r.line, col, digits, false)
 }
 
 // pair reads a Debit and a Credit column. A booking goes one way: both

@@ -72,6 +72,7 @@ const (
 	aliPayTotal    = "交易合计"
 	aliRefundTotal = "退款合计"
 	aliCurrency    = "CNY"
+	aliDigits      = 2 // of CNY
 	aliTimeLayout  = "2006-01-02 15:04:05"
 )
 
@@ -393,25 +394,14 @@ func (b *aliBill) header() error {
 	return nil
 }
 
-// amount reads a signed plain decimal in yuan as fen; empty is an error
-// unless optional, when it is zero.
+// amount reads a plain decimal in yuan as fen, signed: the bill writes
+// a refund's amounts negative. Empty is an error unless optional, when
+// it is zero, as is a column the header lacks.
 func (b *aliBill) amount(f []string, c, line int, optional bool) (int64, error) {
-	i := b.at[c]
-	if i < 0 {
+	if !b.has(c) || optional && b.field(f, c) == "" {
 		return 0, nil
 	}
-	s := f[i]
-	if s == "" {
-		if optional {
-			return 0, nil
-		}
-		return 0, b.opts.errorf(line, b.names[i], "empty amount")
-	}
-	v, err := reconcile.ParseAmount(s, aliCurrency)
-	if err != nil {
-		return 0, b.opts.errorf(line, b.names[i], "%w", err)
-	}
-	return v, nil
+	return b.money(f, line, c, aliDigits, true)
 }
 
 func (b *aliBill) row(s string, line int) (t reconcile.Transaction, err error) {
@@ -489,15 +479,14 @@ func (b *aliBill) fields(s string, line int) ([]string, error) {
 // fee reads 服务费 as FeeMilli, positive when the channel takes a fee:
 // Alipay shows a charged fee as negative and a returned one as positive.
 func (b *aliBill) fee(f []string, line int) (int64, error) {
-	i := b.at[aliFee]
-	if i < 0 || f[i] == "" {
+	if b.field(f, aliFee) == "" {
 		return 0, nil
 	}
-	fee, err := reconcile.ParseDecimal(f[i], 2+3)
+	fee, err := b.money(f, line, aliFee, aliDigits+3, true)
 	if err != nil {
-		return 0, b.opts.errorf(line, b.names[i], "%w", err)
+		return 0, err
 	}
-	// ParseDecimal's range is symmetric, so the negation cannot overflow.
+	// parseMoney's range is symmetric, so the negation cannot overflow.
 	return -fee, nil
 }
 

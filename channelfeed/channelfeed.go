@@ -367,17 +367,34 @@ func startText(br *bufio.Reader, opts Options) error {
 	return nil
 }
 
-// parseAmount reads a non-negative plain decimal in major units of
-// currency. A sign is refused outright: settlement files state direction
-// by row kind, so a signed amount means the wrong column was mapped.
-func parseAmount(s, currency string) (int64, error) {
-	if s == "" {
-		return 0, errors.New("empty amount")
+// errEmptyAmount is the error of an empty amount or fee.
+var errEmptyAmount = errors.New("empty amount")
+
+// parseMoney reads s, a plain decimal in major units such as "99.80", as
+// an integer scaled by 10^scale: minor units of a currency of scale
+// decimals, or thousandths of them for a fee (scale the currency's
+// decimals + 3). Settlement files state direction by row kind, so an
+// amount is unsigned and a sign is refused outright: it means the wrong
+// column was mapped. signed takes one: Stripe and Alipay write direction
+// as the sign of the amount, and a fee returned is negative. The usual
+// value is read on a fast path (see fastpath.go).
+func parseMoney(s string, scale int, signed bool) (int64, error) {
+	var v int64
+	var ok bool
+	if signed {
+		v, ok = signedDecimal(s, scale)
+	} else {
+		v, ok = plainDecimal(s, scale)
 	}
-	if s[0] == '-' || s[0] == '+' {
+	switch {
+	case ok:
+		return v, nil
+	case s == "":
+		return 0, errEmptyAmount
+	case !signed && (s[0] == '-' || s[0] == '+'):
 		return 0, fmt.Errorf("%s: amount must be an unsigned plain decimal", reconcile.Quote(s))
 	}
-	return reconcile.ParseAmount(s, currency)
+	return reconcile.ParseDecimal(s, scale)
 }
 
 // addChecked adds b to a, reporting false when the sum overflows int64.

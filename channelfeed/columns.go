@@ -95,6 +95,16 @@ func (c *columns) errorf(line, slot int, format string, args ...any) error {
 	return c.opts.errorf(line, c.name(slot), format, args...)
 }
 
+// money is slot's field of a row rec read by parseMoney, at scale and
+// signed as it says; its error names the column.
+func (c *columns) money(rec []string, line, slot, scale int, signed bool) (int64, error) {
+	v, err := parseMoney(c.field(rec, slot), scale, signed)
+	if err != nil {
+		return 0, c.errorf(line, slot, "%w", err)
+	}
+	return v, nil
+}
+
 // trimAlso is s without white space, nor any of the characters of chars,
 // at either end.
 func trimAlso(s, chars string) string {

@@ -291,9 +291,10 @@ type csvRow struct {
 	digits   int
 }
 
-// parse reads a record. The usual field is read on a fast path (see
-// fastpath.go) here; the general parsers, and the errors, are in the
-// functions after it, called when the fast path does not read the field.
+// parse reads a record. The usual time is read on a fast path (see
+// fastpath.go) here, the general parser, and its error, in occurredAt,
+// called when the fast path does not read it; amounts take theirs in
+// parseMoney.
 func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err error) {
 	t = reconcile.Transaction{
 		RawKind:      c.field(rec, csvType),
@@ -314,16 +315,13 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 			return t, err
 		}
 	}
-	var ok bool
-	amount := c.field(rec, csvAmount)
-	if t.Amount, ok = plainDecimal(amount, c.digits); !ok {
-		if t.Amount, err = c.amount(amount, t.Currency, line); err != nil {
-			return t, err
-		}
+	if t.Amount, err = c.money(rec, line, csvAmount, c.digits, false); err != nil {
+		return t, err
 	}
 	// A time of exactly the naive shape is never RFC 3339, so trying it
 	// first reads nothing differently.
 	at := c.field(rec, csvOccurredAt)
+	var ok bool
 	if t.OccurredAt, ok = dateTime(at, c.loc); !ok {
 		if t.OccurredAt, err = c.occurredAt(at, line); err != nil {
 			return t, err
@@ -331,11 +329,9 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 	}
 	// Thousandths of a minor unit, so WeChat-style five-decimal CNY fees
 	// survive a round trip through the canonical format.
-	if fee := c.field(rec, csvFee); fee != "" {
-		if t.FeeMilli, ok = signedDecimal(fee, c.digits+3); !ok {
-			if t.FeeMilli, err = c.fee(fee, line); err != nil {
-				return t, err
-			}
+	if c.field(rec, csvFee) != "" {
+		if t.FeeMilli, err = c.money(rec, line, csvFee, c.digits+3, true); err != nil {
+			return t, err
 		}
 	}
 	t.Status, err = c.status(c.field(rec, csvStatus), line)
@@ -378,14 +374,6 @@ func (c *csvRow) setCurrency(currency string, line int) error {
 	return nil
 }
 
-func (c *csvRow) amount(s, currency string, line int) (int64, error) {
-	v, err := parseAmount(s, currency)
-	if err != nil {
-		return v, c.errorf(line, csvAmount, "%w", err)
-	}
-	return v, nil
-}
-
 func (c *csvRow) occurredAt(s string, line int) (time.Time, error) {
 	if at, err := time.Parse(time.RFC3339, s); err == nil {
 		return at, nil
@@ -395,14 +383,6 @@ func (c *csvRow) occurredAt(s string, line int) (time.Time, error) {
 		return at, c.errorf(line, csvOccurredAt, "%s: want RFC 3339 or YYYY-MM-DD HH:MM:SS", reconcile.Quote(s))
 	}
 	return at, nil
-}
-
-func (c *csvRow) fee(s string, line int) (int64, error) {
-	v, err := reconcile.ParseDecimal(s, c.digits+3)
-	if err != nil {
-		return v, c.errorf(line, csvFee, "%w", err)
-	}
-	return v, nil
 }
 
 func (c *csvRow) status(s string, line int) (reconcile.TxnStatus, error) {

@@ -726,14 +726,15 @@ func (f *mappedFile) status(rec []string, line int) (reconcile.TxnStatus, error)
 	return st, nil
 }
 
-// number reads an amount or a fee as written, sign included, scaled to
-// 10^extra of the currency's minor unit.
+// number reads an amount or a fee as written, sign included (amount
+// holds it to the mapping's sign), scaled to 10^extra of the currency's
+// minor unit: in major units as every format, or in whole minor units.
 func (p *mappedPlan) number(s string, digits, extra int) (int64, error) {
-	if s == "" {
-		return 0, errors.New("empty amount")
-	}
 	if !p.minor {
-		return reconcile.ParseDecimal(s, digits+extra)
+		return parseMoney(s, digits+extra, true)
+	}
+	if s == "" {
+		return 0, errEmptyAmount
 	}
 	body := s
 	if body[0] == '-' || body[0] == '+' {

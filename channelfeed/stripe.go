@@ -276,7 +276,8 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	if !ok {
 		return t, rp.errorf(line, stCurrency, "unknown currency %s", reconcile.Quote(cur))
 	}
-	gross, err := rp.amount(rec, line, stGross, t.Currency)
+	// Stripe signs an amount by its direction: a refund's is negative.
+	gross, err := rp.money(rec, line, stGross, digits, true)
 	if err != nil {
 		return t, err
 	}
@@ -339,39 +340,22 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 	return nil
 }
 
-// amount reads a signed decimal in major units of currency as minor units.
-func (rp *stReport) amount(rec []string, line, c int, currency string) (int64, error) {
-	s := rp.field(rec, c)
-	if s == "" {
-		return 0, rp.errorf(line, c, "empty amount")
-	}
-	v, err := reconcile.ParseAmount(s, currency)
-	if err != nil {
-		return 0, rp.errorf(line, c, "%w", err)
-	}
-	return v, nil
-}
-
 // fee sets t.FeeMilli and checks the row's net against gross − fee. With a
 // net column but no fee column the fee is what the identity leaves.
 func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross int64, digits int) error {
 	hasFee, hasNet := rp.has(stFee), rp.has(stNet)
 	if hasFee {
-		s := rp.field(rec, stFee)
-		if s == "" {
-			return rp.errorf(line, stFee, "empty amount")
-		}
 		// Thousandths of a minor unit, as every parser reports fees.
-		v, err := reconcile.ParseDecimal(s, digits+3)
+		v, err := rp.money(rec, line, stFee, digits+3, true)
 		if err != nil {
-			return rp.errorf(line, stFee, "%w", err)
+			return err
 		}
 		t.FeeMilli = v
 	}
 	if !hasNet {
 		return nil
 	}
-	net, err := rp.amount(rec, line, stNet, t.Currency)
+	net, err := rp.money(rec, line, stNet, digits, true)
 	if err != nil {
 		return err
 	}
@@ -410,7 +394,7 @@ func stMilli(v int64) (int64, bool) {
 	return v * 1000, true
 }
 
-// stAbs of an amount ParseDecimal returned, which is never math.MinInt64.
+// stAbs of an amount parseMoney returned, which is never math.MinInt64.
 func stAbs(v int64) int64 {
 	if v < 0 {
 		return -v

@@ -440,7 +440,7 @@ func (b *wxBill) row(s string, line int) (t reconcile.Transaction, err error) {
 		}
 	}
 	var vals wxAmounts
-	if err := b.sum(f, t.Currency, line, &vals); err != nil {
+	if err := b.sum(f, line, &vals); err != nil {
 		return t, err
 	}
 	t.FeeMilli = wxAmount(&vals, b.kFee)
@@ -497,29 +497,24 @@ func (b *wxBill) setCurrency(currency string, line int) error {
 // running total, whatever the row's kind, so the sums compare with the
 // summary. An empty field counts as zero: which columns WeChat fills on
 // unusual rows is not documented.
-func (b *wxBill) sum(f []string, currency string, line int, vals *wxAmounts) error {
+func (b *wxBill) sum(f []string, line int, vals *wxAmounts) error {
 	for k, c := range wxSums {
 		i := b.at[c.column]
 		if i < 0 || f[i] == "" {
 			continue
 		}
-		var v int64
-		var ok bool
-		var err error
+		// The fee may be negative: a refund returns its share of it.
+		scale := b.digits
 		if c.fee {
-			// May be negative: a refund returns its share of the fee.
-			if v, ok = signedDecimal(f[i], b.digits+3); !ok {
-				v, err = reconcile.ParseDecimal(f[i], b.digits+3)
-			}
-		} else if v, ok = plainDecimal(f[i], b.digits); !ok {
-			v, err = parseAmount(f[i], currency)
+			scale += 3
 		}
+		v, err := b.money(f, line, c.column, scale, c.fee)
 		if err != nil {
-			return b.opts.errorf(line, b.names[i], "%w", err)
+			return err
 		}
 		sum, ok := addChecked(b.sums[k], v)
 		if !ok {
-			return b.opts.errorf(line, b.names[i], "column total overflows")
+			return b.errorf(line, c.column, "column total overflows")
 		}
 		b.sums[k] = sum
 		vals[k] = v

@@ -493,7 +493,7 @@ func (r adyRow) fee(t *reconcile.Transaction, m *adyMoney) (bool, error) {
 	// FX row reports no fee rather than a rounded one.
 	sameCcy := m.grossCcy != "" && m.grossCcy == m.netCcy
 	if sameCcy {
-		f, ok := adyMulChecked(m.fees, 1000)
+		f, ok := toMilli(m.fees)
 		if !ok {
 			return false, r.errorf(adyCommission, "fees of the row overflow")
 		}
@@ -681,13 +681,4 @@ func (b *adyBatch) controlTotal() error {
 	}
 	return opts.wrap(b.payoutLine, b.name(b.payoutColumn), fmt.Errorf("%w: MerchantPayout pays out %s, the other rows net to %s",
 		reconcile.ErrControlTotal, b.fmt(b.paid), b.fmt(b.net)))
-}
-
-// adyMulChecked multiplies a by a positive m, reporting false on overflow.
-func adyMulChecked(a, m int64) (int64, bool) {
-	c := a * m
-	if a != 0 && c/m != a {
-		return c, false
-	}
-	return c, true
 }

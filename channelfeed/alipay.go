@@ -525,10 +525,7 @@ func (b *aliBill) kind(t *reconcile.Transaction, f []string, amount int64, line 
 	// direction is unknown, so the amount is shown without its sign;
 	// it is outside both footer totals, which count 交易 and 退款 rows.
 	t.Kind = reconcile.KindOther
-	t.Amount = amount
-	if amount < 0 {
-		t.Amount = -amount
-	}
+	t.Amount = absAmount(amount)
 	return nil, nil
 }
 

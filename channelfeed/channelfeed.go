@@ -18,6 +18,7 @@ import (
 	"hash/maphash"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"slices"
 	"strings"
@@ -395,6 +396,25 @@ func parseMoney(s string, scale int, signed bool) (int64, error) {
 		return 0, fmt.Errorf("%s: amount must be an unsigned plain decimal", reconcile.Quote(s))
 	}
 	return reconcile.ParseDecimal(s, scale)
+}
+
+// absAmount is v without its sign; v is an amount parseMoney (or the
+// mapped parser's number) read, which is never math.MinInt64, so the
+// negation cannot overflow.
+func absAmount(v int64) int64 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}
+
+// toMilli scales minor units to thousandths of one, as fees are given,
+// reporting false on overflow.
+func toMilli(v int64) (int64, bool) {
+	if v > math.MaxInt64/1000 || v < -math.MaxInt64/1000 {
+		return 0, false
+	}
+	return v * 1000, true
 }
 
 // addChecked adds b to a, reporting false when the sum overflows int64.

@@ -688,11 +688,8 @@ func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int)
 			return 0, f.errorf(line, mAmount, `%s: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
 		}
 	}
-	// number refuses math.MinInt64, so the negation cannot overflow.
-	if v < 0 {
-		v = -v
-	}
-	return v, nil
+	// number refuses math.MinInt64, as absAmount needs.
+	return absAmount(v), nil
 }
 
 // fee reads the fee in thousandths of a minor unit, as every parser

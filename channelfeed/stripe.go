@@ -3,7 +3,6 @@ package channelfeed
 import (
 	"context"
 	"io"
-	"math"
 	"strings"
 	"time"
 
@@ -305,11 +304,11 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 		// malformed file: a person looks at it, the rest of the file runs.
 		t.Kind = reconcile.KindOther
 		t.RawKind = t.RawKind + " without " + rp.want[stOrder]
-		t.Amount = stAbs(gross)
+		t.Amount = absAmount(gross)
 	case category == "refund" && t.RefundNo == "" && rp.field(rec, stSource) == "":
 		t.Kind = reconcile.KindOther
 		t.RawKind = t.RawKind + " without " + rp.want[stRefund] + " or source_id"
-		t.Amount = stAbs(gross)
+		t.Amount = absAmount(gross)
 	case category == "charge":
 		t.Kind = reconcile.KindPayment
 		t.RefundNo = ""
@@ -329,13 +328,13 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 		t.Amount = -gross
 	case stIsBatch(category):
 		t.Kind = reconcile.KindBatch
-		t.Amount = stAbs(gross)
+		t.Amount = absAmount(gross)
 	default:
 		// dispute, dispute_reversal, refund_failure, charge_failure,
 		// other_adjustment and whatever Stripe adds next: money moved on a
 		// customer's payment, so a person looks at it.
 		t.Kind = reconcile.KindOther
-		t.Amount = stAbs(gross)
+		t.Amount = absAmount(gross)
 	}
 	return nil
 }
@@ -359,8 +358,8 @@ func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross 
 	if err != nil {
 		return err
 	}
-	grossMilli, ok1 := stMilli(gross)
-	netMilli, ok2 := stMilli(net)
+	grossMilli, ok1 := toMilli(gross)
+	netMilli, ok2 := toMilli(net)
 	if !ok1 || !ok2 {
 		return rp.errorf(line, stNet, "net = gross − fee cannot be checked: %w", reconcile.ErrAmountRange)
 	}
@@ -383,21 +382,4 @@ func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross 
 			reconcile.FormatDecimal(want, scale))
 	}
 	return nil
-}
-
-// stMilli scales minor units to thousandths of one, reporting false on
-// overflow.
-func stMilli(v int64) (int64, bool) {
-	if v > math.MaxInt64/1000 || v < -math.MaxInt64/1000 {
-		return 0, false
-	}
-	return v * 1000, true
-}
-
-// stAbs of an amount parseMoney returned, which is never math.MinInt64.
-func stAbs(v int64) int64 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }

@@ -246,6 +246,7 @@ func (b *adyBatch) read() ([]string, int, error) {
 	}
 	line, _ := b.cr.FieldPos(0)
 	b.lastLine, _ = b.cr.FieldPos(len(rec) - 1)
+	trimFields(rec, "")
 	return rec, line, nil
 }
 

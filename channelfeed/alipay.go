@@ -486,7 +486,7 @@ func (b *aliBill) fee(f []string, line int) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	// parseMoney's range is symmetric, so the negation cannot overflow.
+	// money's range is symmetric, so the negation cannot overflow.
 	return -fee, nil
 }
 

@@ -377,19 +377,11 @@ var errEmptyAmount = errors.New("empty amount")
 // decimals + 3). Settlement files state direction by row kind, so an
 // amount is unsigned and a sign is refused outright: it means the wrong
 // column was mapped. signed takes one: Stripe and Alipay write direction
-// as the sign of the amount, and a fee returned is negative. The usual
-// value is read on a fast path (see fastpath.go).
+// as the sign of the amount, and a fee returned is negative. It is the
+// general reader, which alone decides what is an error: columns.money
+// tries the fast path (see fastpath.go) first.
 func parseMoney(s string, scale int, signed bool) (int64, error) {
-	var v int64
-	var ok bool
-	if signed {
-		v, ok = signedDecimal(s, scale)
-	} else {
-		v, ok = plainDecimal(s, scale)
-	}
 	switch {
-	case ok:
-		return v, nil
 	case s == "":
 		return 0, errEmptyAmount
 	case !signed && (s[0] == '-' || s[0] == '+'):
@@ -398,9 +390,9 @@ func parseMoney(s string, scale int, signed bool) (int64, error) {
 	return reconcile.ParseDecimal(s, scale)
 }
 
-// absAmount is v without its sign; v is an amount parseMoney (or the
-// mapped parser's number) read, which is never math.MinInt64, so the
-// negation cannot overflow.
+// absAmount is v without its sign; v is an amount columns.money or
+// parseMoney (or the mapped parser's number) read, which is never
+// math.MinInt64, so the negation cannot overflow.
 func absAmount(v int64) int64 {
 	if v < 0 {
 		return -v

@@ -9,6 +9,8 @@ import (
 // each column the parser reads stands in its rows. A parser numbers the
 // columns it reads (its slots) and finds them in the header once, by its
 // format's rules of naming; a row is then read by index, not by name.
+// Its fields come trimmed from the format's reader (see trimFields), so
+// reading one is picking it.
 type columns struct {
 	opts  Options  // the file's: errors name its columns
 	names []string // the header's names as written, trimmed
@@ -17,10 +19,6 @@ type columns struct {
 	// lacks it: held in place, as every format reads a handful of
 	// columns, so a parse allocates nothing for it.
 	at [maxSlots]int
-	// trim lists characters stripped from both ends of a field besides
-	// white space: a mapping's trim (Mapping.Trim); "" in every other
-	// format.
-	trim string
 }
 
 // maxSlots is the most columns a format reads: Adyen's 19.
@@ -68,17 +66,13 @@ func (c *columns) duplicate(line, i, slot int) error {
 // has reports whether the header has slot's column.
 func (c *columns) has(slot int) bool { return c.at[slot] >= 0 }
 
-// field is slot's field of a row rec, trimmed; "" when the header lacks
-// the column, or the row stops short of it.
+// field is slot's field of a row rec; "" when the header lacks the
+// column, or the row stops short of it.
 func (c *columns) field(rec []string, slot int) string {
-	i := c.at[slot]
-	if i < 0 || i >= len(rec) {
-		return ""
+	if i := c.at[slot]; i >= 0 && i < len(rec) {
+		return rec[i]
 	}
-	if c.trim != "" {
-		return trimAlso(rec[i], c.trim)
-	}
-	return trimSpace(rec[i])
+	return ""
 }
 
 // name is the name of slot's column as the header writes it, or as the
@@ -95,14 +89,39 @@ func (c *columns) errorf(line, slot int, format string, args ...any) error {
 	return c.opts.errorf(line, c.name(slot), format, args...)
 }
 
-// money is slot's field of a row rec read by parseMoney, at scale and
-// signed as it says; its error names the column.
+// money is slot's field of a row rec read as parseMoney reads it, at
+// scale and signed as it says; its error names the column. The usual
+// amount is read on the fast path here, the rest by parseMoney.
 func (c *columns) money(rec []string, line, slot, scale int, signed bool) (int64, error) {
-	v, err := parseMoney(c.field(rec, slot), scale, signed)
+	s := c.field(rec, slot)
+	var v int64
+	var ok bool
+	if signed {
+		v, ok = signedDecimal(s, scale)
+	} else {
+		v, ok = plainDecimal(s, scale)
+	}
+	if ok {
+		return v, nil
+	}
+	v, err := parseMoney(s, scale, signed)
 	if err != nil {
 		return 0, c.errorf(line, slot, "%w", err)
 	}
 	return v, nil
+}
+
+// trimFields trims each field of a record in place, as a format's reader
+// hands it on: of white space, and of the characters of chars (a
+// mapping's trim, Mapping.Trim; "" in every other format).
+func trimFields(rec []string, chars string) {
+	for i, s := range rec {
+		if chars != "" {
+			rec[i] = trimAlso(s, chars)
+		} else {
+			rec[i] = trimSpace(s)
+		}
+	}
 }
 
 // trimAlso is s without white space, nor any of the characters of chars,

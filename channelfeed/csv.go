@@ -119,7 +119,7 @@ func readCSVHeader(records *csvRecords, opts Options) (*csvRow, error) {
 	// the header's strings are copied out.
 	header := make([]string, len(rec))
 	for i, h := range rec {
-		header[i] = strings.Clone(strings.TrimSpace(h))
+		header[i] = strings.Clone(h)
 	}
 	cols := newColumns(opts, header, csvColumns[:])
 	for i := range header {
@@ -154,8 +154,9 @@ type csvRecords struct {
 	cr   *csv.Reader // nil until a line needs it
 }
 
-// read returns the next record, the line it starts on and whether its
-// fields are known to be text reconcile.TextFault takes; io.EOF at the end.
+// read returns the next record, its fields trimmed (trimFields), the line
+// it starts on and whether its fields are known to be text
+// reconcile.TextFault takes; io.EOF at the end.
 func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 	for r.cr == nil {
 		b, err := r.br.ReadSlice('\n')
@@ -194,13 +195,13 @@ func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 			if i < 0 {
 				break
 			}
-			rec = append(rec, s[:i])
+			rec = append(rec, trimSpace(s[:i]))
 			s = s[i+1:]
 		}
-		rec = append(rec, s)
+		rec = append(rec, trimSpace(s))
 		r.rec = rec
-		// The fields join with ASCII commas into the line, so they are
-		// valid UTF-8 without NUL exactly when it is.
+		// The fields join with ASCII commas and white space into the
+		// line, so they are valid UTF-8 without NUL exactly when it is.
 		return rec, r.line, text, nil
 	}
 	rec, err = r.cr.Read()
@@ -208,6 +209,7 @@ func (r *csvRecords) read() (rec []string, line int, text bool, err error) {
 		return rec, 0, false, shiftLines(err, r.line)
 	}
 	line, _ = r.cr.FieldPos(0)
+	trimFields(rec, "")
 	return rec, r.line + line, false, nil
 }
 
@@ -294,7 +296,7 @@ type csvRow struct {
 // parse reads a record. The usual time is read on a fast path (see
 // fastpath.go) here, the general parser, and its error, in occurredAt,
 // called when the fast path does not read it; amounts take theirs in
-// parseMoney.
+// columns.money.
 func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err error) {
 	t = reconcile.Transaction{
 		RawKind:      c.field(rec, csvType),

@@ -559,7 +559,6 @@ func (f *mappedFile) readHeader() error {
 	// next Read overwrites the slice.
 	header := make([]string, len(rec))
 	f.columns = newColumns(f.opts, header, f.plan.names[:])
-	f.trim = f.plan.trim
 	for i, h := range rec {
 		if why := f.damaged(h); why != "" {
 			return f.opts.errorf(line, "", "header field %d: %s", i+1, why)
@@ -591,6 +590,8 @@ func (f *mappedFile) details(rows *rowSink) error {
 		if err := f.checkText(rec, line); err != nil {
 			return err
 		}
+		// After checkText: a trim character may be one it looks for.
+		trimFields(rec, f.plan.trim)
 		if err := rows.put(f.row(rec, line)); err != nil {
 			return err
 		}

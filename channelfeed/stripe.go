@@ -157,6 +157,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		if err := opts.checkRow(line, rec, rp.names); err != nil {
 			return err
 		}
+		trimFields(rec, "")
 		if err := rows.put(rp.row(rec, line)); err != nil {
 			return err
 		}

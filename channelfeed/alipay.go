@@ -383,7 +383,7 @@ func (b *aliBill) header() error {
 	}
 	for c, canon := range aliColumns {
 		if i, ok := cols[canon]; ok {
-			b.at[c] = i
+			b.at[c] = int32(i)
 		}
 	}
 	for _, c := range aliRequired {

@@ -17,8 +17,9 @@ type columns struct {
 	want  []string // the name each slot is looked for by, for errors about a column the header lacks
 	// at is the field index of each slot's column, -1 when the header
 	// lacks it: held in place, as every format reads a handful of
-	// columns, so a parse allocates nothing for it.
-	at [maxSlots]int
+	// columns, so a parse allocates nothing for it. A line of at most
+	// maxLine bytes has fewer fields than an int32 holds.
+	at [maxSlots]int32
 }
 
 // maxSlots is the most columns a format reads: Adyen's 19.
@@ -45,7 +46,7 @@ func (c *columns) place(i int, same func(field, slot int) bool) int {
 		if c.at[s] >= 0 {
 			return s
 		}
-		c.at[s] = i
+		c.at[s] = int32(i)
 	}
 	return -1
 }
@@ -69,7 +70,7 @@ func (c *columns) has(slot int) bool { return c.at[slot] >= 0 }
 // field is slot's field of a row rec; "" when the header lacks the
 // column, or the row stops short of it.
 func (c *columns) field(rec []string, slot int) string {
-	if i := c.at[slot]; i >= 0 && i < len(rec) {
+	if i := int(c.at[slot]); i >= 0 && i < len(rec) {
 		return rec[i]
 	}
 	return ""

@@ -172,10 +172,10 @@ func (rp *stReport) readHeader(opts Options, rec []string, line int) error {
 	if refundKey == "" {
 		refundKey = stDefaultRefundKey
 	}
-	want := make([]string, stColumns)
-	copy(want, stFixedColumns[:])
-	want[stOrder] = "payment_metadata[" + orderKey + "]"
-	want[stRefund] = "refund_metadata[" + refundKey + "]"
+	want := stDefaultColumns
+	if orderKey != stDefaultOrderKey || refundKey != stDefaultRefundKey {
+		want = stColumnNames(orderKey, refundKey)
+	}
 
 	if err := opts.checkHeader(line, rec); err != nil {
 		return err
@@ -219,6 +219,20 @@ func (rp *stReport) readHeader(opts Options, rec []string, line int) error {
 			"add it to the report run's columns, or configure the metadata key (%s)", describeHeader(header, ','))
 	}
 	return nil
+}
+
+// stDefaultColumns are the names of the columns with the default
+// metadata keys, those of the usual report; they are only read.
+var stDefaultColumns = stColumnNames(stDefaultOrderKey, stDefaultRefundKey)
+
+// stColumnNames are the names of the columns the parser reads, by slot,
+// the metadata columns' of orderKey and refundKey.
+func stColumnNames(orderKey, refundKey string) []string {
+	names := make([]string, stColumns)
+	copy(names, stFixedColumns[:])
+	names[stOrder] = "payment_metadata[" + orderKey + "]"
+	names[stRefund] = "refund_metadata[" + refundKey + "]"
+	return names
 }
 
 // stColumnIs reports whether field i of the header is the column of slot c.

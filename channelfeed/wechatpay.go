@@ -339,7 +339,7 @@ func (b *wxBill) findColumns() error {
 	}
 	for c, canon := range wxColumns {
 		if i, ok := cols[canon]; ok {
-			b.at[c] = i
+			b.at[c] = int32(i)
 		}
 	}
 	for _, c := range wxRequired {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/bits"
 	"regexp"
 	"strings"
 	"time"
@@ -294,6 +295,17 @@ func splitRow(dst []string, s string) ([]string, bool) {
 	fields := dst[:0]
 	start := 1
 	for i := 1; i+1 < len(s); i++ {
+		if i+8 <= len(s) {
+			// To the next comma eight bytes at a time (see commas).
+			m := commas(s[i : i+8])
+			if m == 0 {
+				i += 7
+				continue
+			}
+			if i += bits.TrailingZeros64(m) / 8; i+1 == len(s) {
+				break
+			}
+		}
 		if s[i] == ',' && s[i+1] == '`' {
 			fields = append(fields, trimSpace(s[start:i]))
 			i++
@@ -301,6 +313,20 @@ func splitRow(dst []string, s string) ([]string, bool) {
 		}
 	}
 	return append(fields, trimSpace(s[start:])), true
+}
+
+// commas marks the commas among the eight bytes of w: the high bit of
+// each comma's byte is set, and maybe of bytes above the first comma,
+// whose byte is the lowest marked. A row of the bill is mostly text
+// between separators: read a word at a time, its scan takes a few steps
+// a field, where a loop over its bytes took one a byte, at a speed that
+// changed by a tenth with where the linker placed the loop.
+func commas(w string) uint64 {
+	const ones = 0x0101010101010101
+	x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+		uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+	x ^= ',' * ones
+	return (x - ones) &^ x & (0x80 * ones)
 }
 
 func (b *wxBill) header(s string) error {

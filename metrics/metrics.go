@@ -53,6 +53,11 @@ func New() *Metrics {
 		m.reg.MustRegister(g)
 		return g
 	}
+	counter := func(name, help string) *prometheus.CounterVec {
+		c := prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, []string{"channel"})
+		m.reg.MustRegister(c)
+		return c
+	}
 	m.lastRun = gauge("reconcile_last_run_timestamp_seconds",
 		"When the channel's last run ended, whether it succeeded or failed (Unix time).", "channel")
 	m.lastSuccess = gauge("reconcile_last_run_success",
@@ -75,25 +80,17 @@ func New() *Metrics {
 	m.overdue = gauge("reconcile_files_overdue",
 		"Business dates of the lookback window whose settlement file is still absent past its deadline, "+
 			"as of the scheduler's last tick.", "channel")
-	m.alertFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "reconcile_alert_failures_total",
-		Help: "Alerts (of a run, a failure, an overdue file, a resend) that could not be sent, after their retries.",
-	}, []string{"channel"})
-	m.reg.MustRegister(m.alertFailures)
+	m.alertFailures = counter("reconcile_alert_failures_total",
+		"Alerts (of a run, a failure, an overdue file, a resend) that could not be sent, after their retries.")
 	m.fetchLast = gauge("reconcile_fetch_last_timestamp_seconds",
 		"When the job last asked the channel for a settlement file (Unix time).", "channel")
 	m.fetchResult = gauge("reconcile_fetch_last_result",
 		"1 for the result of the channel's last fetch, 0 for the others: "+strings.Join(FetchResults, ", ")+".",
 		"channel", "result")
-	m.fetchBytes = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "reconcile_fetch_bytes_total",
-		Help: "Bytes of settlement files the job downloaded and put in place.",
-	}, []string{"channel"})
-	m.fetchFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "reconcile_fetch_failures_total",
-		Help: "Fetches that failed (refused, a file refused for its content, failing after their retries); not ready and no bill are not failures.",
-	}, []string{"channel"})
-	m.reg.MustRegister(m.fetchBytes, m.fetchFailures)
+	m.fetchBytes = counter("reconcile_fetch_bytes_total",
+		"Bytes of settlement files the job downloaded and put in place.")
+	m.fetchFailures = counter("reconcile_fetch_failures_total",
+		"Fetches that failed (refused, a file refused for its content, failing after their retries); not ready and no bill are not failures.")
 	return m
 }
 

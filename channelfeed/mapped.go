@@ -324,28 +324,27 @@ func compileTable[V ~string](bad *problems, key, what string, lists map[string][
 
 // compileNumbers reads amount_units, sign and fee_sign.
 func (p *mappedPlan) compileNumbers(m *Mapping, bad *problems) {
-	switch m.AmountUnits {
-	case "", "major":
-	case "minor":
-		p.minor = true
-	default:
-		bad.addf(`amount_units %s: want "major" or "minor"`, reconcile.Quote(m.AmountUnits))
+	p.minor = bad.choice("amount_units", m.AmountUnits, "major", "minor") == "minor"
+	p.sign = bad.choice("sign", m.Sign, signUnsigned, signSigned, signAny)
+	p.feeNeg = bad.choice("fee_sign", m.FeeSign, "positive", "negative") == "negative"
+}
+
+// choice returns the setting's value, the first of want when it is
+// empty, or tells what it may be and returns "".
+func (ps *problems) choice(setting, v string, want ...string) string {
+	if v == "" {
+		return want[0]
 	}
-	switch m.Sign {
-	case "", signUnsigned:
-		p.sign = signUnsigned
-	case signSigned, signAny:
-		p.sign = m.Sign
-	default:
-		bad.addf(`sign %s: want "unsigned", "signed" or "any"`, reconcile.Quote(m.Sign))
+	if slices.Contains(want, v) {
+		return v
 	}
-	switch m.FeeSign {
-	case "", "positive":
-	case "negative":
-		p.feeNeg = true
-	default:
-		bad.addf(`fee_sign %s: want "positive" or "negative"`, reconcile.Quote(m.FeeSign))
+	quoted := make([]string, len(want))
+	for i, w := range want {
+		quoted[i] = `"` + w + `"`
 	}
+	last := len(quoted) - 1
+	ps.addf("%s %s: want %s", setting, reconcile.Quote(v), strings.Join(quoted[:last], ", ")+" or "+quoted[last])
+	return ""
 }
 
 // compileTimes reads time_format and time_zone.

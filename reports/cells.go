@@ -326,6 +326,13 @@ func (c lineCells) text(col int, v string) {
 	}
 }
 
+// texts sets the cells from col on, one value a column.
+func (c lineCells) texts(col int, vs ...string) {
+	for i, v := range vs {
+		c.text(col+i, v)
+	}
+}
+
 func (c lineCells) money(col int, minor int64, currency string) {
 	c[col-1] = lineCell{kind: kindMoney, minor: minor, currency: currency}
 }

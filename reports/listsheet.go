@@ -127,33 +127,22 @@ func (s listSheet) split(lines int) []listSheet {
 // day's file.
 func pendingLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	clear(cells)
-	cells.text(1, f.Ref)
-	cells.text(2, f.OrderNo)
-	cells.text(3, f.RefundNo)
-	cells.text(4, f.LocalTxnID)
+	cells.texts(1, f.Ref, f.OrderNo, f.RefundNo, f.LocalTxnID)
 	if f.HasLocal {
 		cells.money(5, f.LocalAmount, f.LocalCurrency)
 	}
-	cells.text(6, findingCurrency(f))
-	cells.text(7, localTime(f.OccurredAt, loc))
-	cells.text(8, f.Hint)
+	cells.texts(6, findingCurrency(f), localTime(f.OccurredAt, loc), f.Hint)
 }
 
 // autoLine fills cells with the line of a finding the run reversed itself,
 // with the key of its journal.
 func autoLine(f reconcile.Finding, loc *time.Location, journalKey string, cells lineCells) {
 	clear(cells)
-	cells.text(1, string(f.Category))
-	cells.text(2, f.OrderNo)
-	cells.text(3, f.RefundNo)
-	cells.text(4, f.ChannelTxnID)
-	cells.text(5, f.OriginalTxnID)
+	cells.texts(1, string(f.Category), f.OrderNo, f.RefundNo, f.ChannelTxnID, f.OriginalTxnID)
 	if f.HasChannel {
 		cells.money(6, f.ChannelAmount, f.Currency)
 	}
-	cells.text(7, f.Currency)
-	cells.text(8, localTime(f.OccurredAt, loc))
-	cells.text(9, journalKey)
+	cells.texts(7, f.Currency, localTime(f.OccurredAt, loc), journalKey)
 }
 
 // layOut writes the header of a list sheet and sizes its pane, filter and

@@ -461,13 +461,7 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 // so their columns cannot drift apart.
 func reviewLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	clear(cells)
-	cells.text(1, f.Ref)
-	cells.text(2, string(f.Category))
-	cells.text(3, f.OrderNo)
-	cells.text(4, f.RefundNo)
-	cells.text(5, f.ChannelTxnID)
-	cells.text(6, f.OriginalTxnID)
-	cells.text(7, f.LocalTxnID)
+	cells.texts(1, f.Ref, string(f.Category), f.OrderNo, f.RefundNo, f.ChannelTxnID, f.OriginalTxnID, f.LocalTxnID)
 	if f.HasLocal {
 		cells.money(8, f.LocalAmount, f.LocalCurrency)
 	}
@@ -477,9 +471,7 @@ func reviewLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
 		cells.money(10, f.ChannelAmount-f.LocalAmount, f.Currency)
 	}
-	cells.text(11, reviewCurrency(f))
-	cells.text(12, localTime(f.OccurredAt, loc))
-	cells.text(13, reviewHint(f))
+	cells.texts(11, reviewCurrency(f), localTime(f.OccurredAt, loc), reviewHint(f))
 	// The other rows of the case: the earlier refund or order a suspected
 	// duplicate repeats, every refund of an over-refunded order.
 	cells.text(reviewColumn(colRelated), strings.Join(f.Related, "; "))

@@ -55,7 +55,7 @@ func (m *Matcher) earlyOrders() []reconcile.LocalRecord {
 // customers, that rows of tonight's file settled.
 func (m *Matcher) settledOthers() []reconcile.LocalRecord {
 	var out []reconcile.LocalRecord
-	for _, rec := range m.otherOrders {
+	for _, rec := range m.shard.otherOrders {
 		if rec.HasCustomer && rec.Settled() && m.opts.Shard.HasCustomer(rec.Customer) && m.settledTonight(rec.OrderNo) {
 			out = append(out, rec)
 		}
@@ -283,12 +283,12 @@ func suspectedPayment(earlier, later reconcile.LocalRecord) reconcile.Finding {
 // settledTonight reports whether another shard's row settled the order
 // tonight.
 func (m *Matcher) settledTonight(order string) bool {
-	if !m.elsewhereSorted {
-		slices.Sort(m.settledElsewhere)
-		m.elsewhereSorted = true
+	if !m.shard.elsewhereSorted {
+		slices.Sort(m.shard.settledElsewhere)
+		m.shard.elsewhereSorted = true
 	}
 	// The store's own 64 bits: a few orders looked up among millions
 	// collide about once in ten billion nights.
-	_, ok := slices.BinarySearch(m.settledElsewhere, m.store.HashOrder(order))
+	_, ok := slices.BinarySearch(m.shard.settledElsewhere, m.store.HashOrder(order))
 	return ok
 }

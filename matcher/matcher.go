@@ -112,14 +112,7 @@ type Matcher struct {
 	// their channel refund id is looked up (resolveRefunds); those nothing
 	// links stay here and are reported.
 	unkeyed []reconcile.Transaction
-	// Of a shard: context are refund rows of other shards' keys whose
-	// orders are this shard's; otherOrders the day's orders of other
-	// shards' keys whose customers are this shard's, and settledElsewhere
-	// the hashes of the orders other shards' rows settled tonight.
-	context          []reconcile.Transaction
-	otherOrders      []reconcile.LocalRecord
-	settledElsewhere []uint64
-	elsewhereSorted  bool
+	shard   shardContext
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -128,9 +121,19 @@ type Matcher struct {
 	// local record whose key has no row yet waits in early.
 	interleaved bool
 	early       []reconcile.LocalRecord
-	rowCount    int
-	batchRows   int
-	localRows   int
+	counted     struct{ rows, batchRows, localRows int }
+}
+
+// shardContext is what a shard's matcher is told of the other shards:
+// context are refund rows of other shards' keys whose orders are this
+// shard's; otherOrders the day's orders of other shards' keys whose
+// customers are this shard's, and settledElsewhere the hashes of the
+// orders other shards' rows settled tonight.
+type shardContext struct {
+	context          []reconcile.Transaction
+	otherOrders      []reconcile.LocalRecord
+	settledElsewhere []uint64
+	elsewhereSorted  bool
 }
 
 // newMatcher returns a matcher for the business day, to be fed through
@@ -146,9 +149,9 @@ func newMatcher(day reconcile.BusinessDay, opts Options) *Matcher {
 // method, it copies what it keeps of the row's text: the caller may
 // reuse it once the call returns.
 func (m *Matcher) addRow(tx reconcile.Transaction) {
-	m.rowCount++
+	m.counted.rows++
 	if tx.Kind == reconcile.KindBatch {
-		m.batchRows++ // fees and payouts of the batch: counted, not matched
+		m.counted.batchRows++ // fees and payouts of the batch: counted, not matched
 		return
 	}
 	if tx.Kind != reconcile.KindPayment && tx.Kind != reconcile.KindRefund {
@@ -220,10 +223,10 @@ func (m *Matcher) addLocalRows(rs []reconcile.LocalRow) {
 // their text copied when copyText says the caller reuses it.
 func (m *Matcher) addLocalRow(r *reconcile.LocalRow, copyText bool) {
 	if r.OtherShard {
-		m.otherOrders = append(m.otherOrders, r.Record())
+		m.shard.otherOrders = append(m.shard.otherOrders, r.Record())
 		return
 	}
-	m.localRows++
+	m.counted.localRows++
 	m.store.Attach(r, copyText)
 }
 
@@ -232,7 +235,7 @@ func (m *Matcher) addLocalRow(r *reconcile.LocalRow, copyText bool) {
 func (m *Matcher) unmatched(r *reconcile.LocalRow) {
 	if m.interleaved && rowstore.Keyed(r.Kind) {
 		m.early = append(m.early, r.Record())
-		m.localRows-- // counted again when it is queued again (rowsDone)
+		m.counted.localRows-- // counted again when it is queued again (rowsDone)
 		return
 	}
 	m.keepUnseen(r.Record())
@@ -257,7 +260,7 @@ func (m *Matcher) rowsDone() {
 	m.early = nil
 	for _, e := range early {
 		r := e.Row() // text of its own
-		m.localRows++
+		m.counted.localRows++
 		m.store.Attach(&r, false)
 	}
 	m.store.Flush()
@@ -267,7 +270,7 @@ func (m *Matcher) rowsDone() {
 // shard needs: a refund of an order of this shard, under a refund number
 // of another. It is counted in its order's refunds, not matched.
 func (m *Matcher) addContextRow(tx reconcile.Transaction) {
-	m.context = append(m.context, tx.Clone())
+	m.shard.context = append(m.shard.context, tx.Clone())
 }
 
 // addSettledElsewhere notes a payment row of another shard's key: the
@@ -275,7 +278,7 @@ func (m *Matcher) addContextRow(tx reconcile.Transaction) {
 // need to know (AddLocalRow of an OtherShard order).
 func (m *Matcher) addSettledElsewhere(tx reconcile.Transaction) {
 	if tx.Kind == reconcile.KindPayment && tx.Status == reconcile.StatusSuccess {
-		m.settledElsewhere = append(m.settledElsewhere, m.store.HashOrder(tx.OrderNo))
+		m.shard.settledElsewhere = append(m.shard.settledElsewhere, m.store.HashOrder(tx.OrderNo))
 	}
 }
 
@@ -512,9 +515,9 @@ func (m *Matcher) Classify(known Known) Classification {
 	// all of it read by now: returned before classification needs its own.
 	m.forgetNights()
 	res := Classification{
-		ChannelRows: m.rowCount,
-		BatchRows:   m.batchRows,
-		LocalRows:   m.localRows,
+		ChannelRows: m.counted.rows,
+		BatchRows:   m.counted.batchRows,
+		LocalRows:   m.counted.localRows,
 		Counts:      map[reconcile.Category]int{},
 	}
 	for _, c := range reconcile.Categories {
@@ -562,6 +565,16 @@ func (m *Matcher) Classify(known Known) Classification {
 	for _, f := range slices.Concat(customers, fees) {
 		add(f)
 	}
+	m.outsideGroups(&res, add)
+	reconcile.SortFindings(res.Findings)
+	return res
+}
+
+// outsideGroups adds the findings no key group of tonight holds: settled
+// records no row carried, the pending findings of earlier nights (those
+// tonight's file carries are resolved), reversed duplicates whose rows
+// are gone, rows of no kind the rules know, and refund rows nothing links.
+func (m *Matcher) outsideGroups(res *Classification, add func(reconcile.Finding)) {
 	for i, rec := range m.unseen {
 		switch {
 		case m.unseenSeen[i]:
@@ -591,8 +604,6 @@ func (m *Matcher) Classify(known Known) Classification {
 	for _, tx := range m.unkeyed {
 		add(unlinkedRefund(tx))
 	}
-	reconcile.SortFindings(res.Findings)
-	return res
 }
 
 // reversedByGroup files the findings an earlier run of this date reversed

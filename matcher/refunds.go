@@ -54,7 +54,7 @@ func (m *Matcher) refundOrders() []string {
 			name(rec.OrderNo)
 		}
 	}
-	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.context} {
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context} {
 		for _, tx := range rows {
 			name(tx.OrderNo)
 		}
@@ -142,7 +142,7 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	}
 	// A refund nothing linked to ours is money refunded all the same; and
 	// of a shard, its orders' refunds under other shards' numbers count.
-	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.context} {
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context} {
 		for _, tx := range rows {
 			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 		}
@@ -471,7 +471,7 @@ func (m *Matcher) resolveRefunds(refunds []reconcile.LocalRecord) {
 		}
 		switch {
 		case !keep(tx):
-			m.rowCount-- // another shard's row
+			m.counted.rows-- // another shard's row
 			if ownsOrder(tx.OrderNo) {
 				m.addContextRow(tx)
 			}

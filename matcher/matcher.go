@@ -1,17 +1,27 @@
 // Package matcher classifies one channel's settlement rows of one business
-// date against the local records, by the rules of the product spec. It is
-// pure: no I/O, no clock, and the same input always gives the same output.
+// date against the local records, by the rules of the product spec. It
+// reads no file and no database and asks no clock: the same input gives
+// the same findings. It does spend the machine: it starts goroutines (the
+// window is read beside the file, rules 10 and 11 run beside the rules by
+// key) and waits for every one, and it keeps its largest arrays outside
+// the Go heap (internal/offheap), handed back when it is done; before it
+// writes the memory of a night of millions of rows it runs the collector
+// once, so the records reuse what classification let go of (Memory).
 //
-// A run hands it, in this order: the file's rows (addRow), beside them the
-// day's window of local records (interleave, AddLocalRows, RowsDone), then
-// the records of the file's keys the window did not hold (LocalKeys,
-// AddLocalRow); the earlier nights' memory, through the reader Nights
-// gives; the idempotency status of the keys that do not simply match
-// (IdemKeys, SetIdem); what the ledger says of the orders and customers
-// the rules by order and customer look at (RefundOrders, EarlyOrders,
-// PaymentIDs and their Add methods); earlier pending findings and
-// reversed duplicates (addPending, AddReversed). Classify then
-// classifies, and Memory gives the night's own memory as it is stored.
+// A night feeds it in an order its types keep:
+//
+//   - an Intake (NewIntake) takes the file's rows (Row) from the parse, and
+//     the day's window of local records from StartWindow's loader, on a
+//     goroutine of its own; FileRead says the parse is over;
+//   - Finish, given the refunds that UnkeyedRefunds' ids name, ends the
+//     intake and returns the Matcher;
+//   - the Matcher asks for the records of keys the window did not hold
+//     (LocalKeys, AddLocalRow), meets the earlier nights' memory through
+//     the reader Nights gives, asks the idempotency status of the keys
+//     that do not simply match (IdemKeys, MemoryIdemKeys, SetIdem), and
+//     says what the ledger is asked of orders and customers (Questions);
+//   - Classify, given what the ledger answered (Known), applies the rules;
+//     Memory last gives the night's own memory as it is stored.
 //
 // The rows and local records are kept in a row store
 // (matcher/rowstore), indexed by key in a hash table as they arrive;
@@ -24,8 +34,7 @@
 // nights' files with the same keys make a row under a new channel id a
 // duplicate of what was settled before, and the same channel id seen
 // again the same row. Records settled just before the day's cut-off are
-// pending rather than missing, and the next day's run settles them
-// (addPending).
+// pending rather than missing, and the next day's run settles them.
 package matcher
 
 import (

@@ -177,8 +177,11 @@ func (r LocalRecord) Settled() bool {
 // Outcome maps the local status onto the channel's three outcomes, so the
 // two sides can be compared: paid orders and SUCCEEDED refunds are
 // success, PENDING is processing, CANCELLED and FAILED are failed.
-func (r LocalRecord) Outcome() TxnStatus {
-	switch r.Status {
+func (r LocalRecord) Outcome() TxnStatus { return StatusOutcome(r.Status) }
+
+// StatusOutcome is the outcome of a local record whose status is status.
+func StatusOutcome(status string) TxnStatus {
+	switch status {
 	case OrderPaid, OrderShipped, OrderRefunding, OrderRefunded, RefundSucceeded:
 		return StatusSuccess
 	case OrderPending: // also RefundPending

@@ -204,7 +204,7 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 // file.
 func (m *Matcher) pairable(l rowstore.LocalTerms) bool {
 	return l.Kind == reconcile.KindPayment && l.HasCustomer && l.RowSettled &&
-		localOutcome(l.Status) == reconcile.StatusSuccess && m.opts.Shard.HasCustomer(l.Customer)
+		reconcile.StatusOutcome(l.Status) == reconcile.StatusSuccess && m.opts.Shard.HasCustomer(l.Customer)
 }
 
 // paidOrder is an order rule 10 compares: a local record of the store

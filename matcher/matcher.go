@@ -372,7 +372,7 @@ func (m *Matcher) agrees(gi int32) bool {
 		return false // to be looked into, though it may agree
 	}
 	return agreement(true, terms{g.Row.Amount, g.Row.Currency, g.RowStatus},
-		terms{g.Local.Amount, g.Local.Currency, localOutcome(g.LocalStatus)}) == reconcile.Matched
+		terms{g.Local.Amount, g.Local.Currency, reconcile.StatusOutcome(g.LocalStatus)}) == reconcile.Matched
 }
 
 // curString is a currency as the store codes it, as text.
@@ -388,10 +388,6 @@ func curString(c [3]byte) string {
 func curOf(s string) (c [3]byte) {
 	copy(c[:], s)
 	return c
-}
-
-func localOutcome(status string) reconcile.TxnStatus {
-	return reconcile.LocalRecord{Status: status}.Outcome()
 }
 
 // terms are what rule 3 compares of a row and of a local record: the

@@ -52,9 +52,6 @@ type night struct {
 	// the window is in and answered while the rest is read.
 	laterCases *aside[matcher.Known]
 	idem       *aside[[]idemStatus]
-	// restoreGC sets the collector back to its pace once the records are
-	// in (readingGC).
-	restoreGC func()
 }
 
 // aside is work on another goroutine that a later stage waits for; a
@@ -152,9 +149,6 @@ func (n *night) close() {
 	if n.intake != nil {
 		n.intake.Close()
 	}
-	if n.restoreGC != nil {
-		n.restoreGC()
-	}
 	if n.reports != nil {
 		n.reports.Close()
 	}
@@ -187,7 +181,6 @@ func (n *night) parse(ctx context.Context) error {
 		RefundWindow: spec.RefundWindow, PaymentWindow: spec.PaymentWindow, Fees: spec.Fees, Shard: spec.Shard,
 		ForeignIDs: channelfeed.ForeignPaymentIDs(spec.Format)})
 	n.intake = in
-	n.restoreGC = readingGC()
 	in.StartWindow(ctx, func(ctx context.Context, fn func(*reconcile.LocalRow) error) (int, error) {
 		return n.db.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, fn)
 	})
@@ -247,8 +240,6 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	n.restoreGC()
-	n.restoreGC = nil
 	n.progress.Rows(int64(read + more))
 	return nil
 }

@@ -39,7 +39,7 @@ func (m *Matcher) earlyOrders() []reconcile.LocalRecord {
 	bound := m.day.Start().Add(m.opts.PaymentWindow)
 	var out []reconcile.LocalRecord
 	for li := range int32(m.store.LocalCount()) {
-		if l := m.store.LocalAt(li); m.pairable(l) && l.Created < rowstore.UnixNano(bound) {
+		if l := m.store.LocalAt(li); m.pairable(&l) && l.Created < rowstore.UnixNano(bound) {
 			out = append(out, *m.store.LocalRecord(li))
 		}
 	}
@@ -126,22 +126,32 @@ func (m *Matcher) tonightsOrders() []paidOrder {
 }
 
 // pairBatches calls fn for each pairable local record of the store, in
-// batches whose counters in c are loaded first.
+// batches whose counters in c are loaded first: the records are read and
+// their counters' places worked out, then the counters loaded in a loop
+// of loads alone, so that the processor waits for many at once.
 func (m *Matcher) pairBatches(locals int32, c pairCounters, fn func(li int32, l *rowstore.LocalTerms)) {
 	var batch [rowstore.BatchSize]rowstore.LocalTerms
-	var pairable [rowstore.BatchSize]bool
+	var words [rowstore.BatchSize]int64 // a pairable record's counter word; -1 for the others
 	var sum uint64
 	for lo := int32(0); lo < locals; lo += rowstore.BatchSize {
 		n := min(rowstore.BatchSize, locals-lo)
 		for i := range n {
-			batch[i] = m.store.LocalAt(lo + i)
-			if pairable[i] = m.pairable(batch[i]); pairable[i] {
-				sum += c.word(batch[i].Customer, batch[i].Amount, batch[i].Currency)
+			l := &batch[i]
+			*l = m.store.LocalAt(lo + i)
+			words[i] = -1
+			if m.pairable(l) {
+				w, _ := c.slot(l.Customer, l.Amount, l.Currency)
+				words[i] = int64(w)
 			}
 		}
-		for i := range n {
-			if pairable[i] {
-				fn(lo+i, &batch[i])
+		for _, w := range words[:n] {
+			if w >= 0 {
+				sum += c.words[w]
+			}
+		}
+		for i, w := range words[:n] {
+			if w >= 0 {
+				fn(lo+int32(i), &batch[i])
 			}
 		}
 	}
@@ -179,13 +189,6 @@ func (c pairCounters) slot(customer, amount int64, cur [3]byte) (word, shift uin
 	return i >> 5, (i & 31) * 2
 }
 
-// word is the word that holds the counter of the customer, amount and
-// currency: loaded ahead of add or twice, so that their load hits the cache.
-func (c pairCounters) word(customer, amount int64, cur [3]byte) uint64 {
-	w, _ := c.slot(customer, amount, cur)
-	return c.words[w]
-}
-
 // add counts n more orders of the customer, amount and currency.
 func (c pairCounters) add(customer, amount int64, cur [3]byte, n uint64) {
 	w, s := c.slot(customer, amount, cur)
@@ -202,7 +205,7 @@ func (c pairCounters) twice(customer, amount int64, cur [3]byte) bool {
 // pairable reports whether a local record is an order rule 10 looks at:
 // paid, with a customer of the run's, and settled by a row of tonight's
 // file.
-func (m *Matcher) pairable(l rowstore.LocalTerms) bool {
+func (m *Matcher) pairable(l *rowstore.LocalTerms) bool {
 	return l.Kind == reconcile.KindPayment && l.HasCustomer && l.RowSettled &&
 		reconcile.StatusOutcome(l.Status) == reconcile.StatusSuccess && m.opts.Shard.HasCustomer(l.Customer)
 }

@@ -294,3 +294,18 @@ func TestPrintableASCII(t *testing.T) {
 		}
 	}
 }
+
+// FuzzTrimSpace checks trimSpace against strings.TrimSpace: white space of
+// one byte or several at either edge, text of several bytes, bytes that
+// are not UTF-8.
+func FuzzTrimSpace(f *testing.F) {
+	for _, s := range []string{"", " ", "a", " a", "a ", "\ta\n", "买家已支付", "\u3000买家", "买家\u3000", "\u00a0x",
+		"x\u00a0", "\u2003", "\x85a", "a\xe4", "\xe4\xb8", "\x7fa\x7f", "\x01a", "a\u200b", "\u0085z\u0085"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := trimSpace(s), strings.TrimSpace(s); got != want {
+			t.Fatalf("trimSpace(%q) = %q, want %q", s, got, want)
+		}
+	})
+}

@@ -512,7 +512,9 @@ type Known struct {
 }
 
 // Classify classifies everything added so far, with what the ledger
-// knows.
+// knows. Call it once, after every other question: it lets go of the
+// index by key, which classification does not need, before the findings
+// are made.
 func (m *Matcher) Classify(known Known) Classification {
 	m.know(known)
 	m.store.Flush()
@@ -534,6 +536,11 @@ func (m *Matcher) Classify(known Known) Classification {
 			res.Findings = append(res.Findings, f)
 		}
 	}
+	reversed := m.reversedByGroup()
+	// The last lookups by key, then the hash table goes: at ten million
+	// keys it is a quarter of a gigabyte that the findings can use.
+	found := m.lookUpLeftovers()
+	m.store.DropIndex()
 	// Rules 10 and 11 walk every local record and every row: each on a
 	// processor of its own, beside the rules by key, their findings added
 	// after. They only read the store.
@@ -541,7 +548,6 @@ func (m *Matcher) Classify(known Known) Classification {
 	var customers, fees []reconcile.Finding
 	wg.Go(func() { m.customerCases(func(f reconcile.Finding) { customers = append(customers, f) }) })
 	wg.Go(func() { res.Fees = m.fees(func(f reconcile.Finding) { fees = append(fees, f) }) })
-	reversed := m.reversedByGroup()
 	// Most groups are a plain match, counted apart (the map is slower
 	// than an int). The others are listed first, so that the findings are
 	// allocated about once: grown by append, a slice of a hundred
@@ -570,7 +576,7 @@ func (m *Matcher) Classify(known Known) Classification {
 	for _, f := range slices.Concat(customers, fees) {
 		add(f)
 	}
-	m.outsideGroups(&res, add)
+	m.outsideGroups(&res, found, add)
 	reconcile.SortFindings(res.Findings)
 	return res
 }
@@ -579,7 +585,7 @@ func (m *Matcher) Classify(known Known) Classification {
 // records no row carried, the pending findings of earlier nights (those
 // tonight's file carries are resolved), reversed duplicates whose rows
 // are gone, rows of no kind the rules know, and refund rows nothing links.
-func (m *Matcher) outsideGroups(res *Classification, add func(reconcile.Finding)) {
+func (m *Matcher) outsideGroups(res *Classification, found leftovers, add func(reconcile.Finding)) {
 	for i, rec := range m.unseen {
 		switch {
 		case m.unseenSeen[i]:
@@ -590,16 +596,16 @@ func (m *Matcher) outsideGroups(res *Classification, add func(reconcile.Finding)
 			add(missingChannel(rec))
 		}
 	}
-	for _, p := range m.prevPending {
-		if m.store.Find(p.Kind, p.Key()) >= 0 {
+	for i, p := range m.prevPending {
+		if found.pending[i] {
 			res.Resolved = append(res.Resolved, p.Ref)
 			continue
 		}
 		res.Escalated = append(res.Escalated, p.Ref)
 		add(escalated(p))
 	}
-	for _, f := range m.reversed {
-		if !m.carries(f) {
+	for i, f := range m.reversed {
+		if !found.reversed[i] {
 			add(vanished(f))
 		}
 	}
@@ -609,6 +615,23 @@ func (m *Matcher) outsideGroups(res *Classification, add func(reconcile.Finding)
 	for _, tx := range m.unkeyed {
 		add(unlinkedRefund(tx))
 	}
+}
+
+// leftovers say which earlier pending findings (pending) and reversed
+// duplicates (reversed) tonight's file carries, by index.
+type leftovers struct{ pending, reversed []bool }
+
+// lookUpLeftovers finds the keys of the earlier pending findings and the
+// reversed duplicates among tonight's.
+func (m *Matcher) lookUpLeftovers() leftovers {
+	found := leftovers{pending: make([]bool, len(m.prevPending)), reversed: make([]bool, len(m.reversed))}
+	for i, p := range m.prevPending {
+		found.pending[i] = m.store.Find(p.Kind, p.Key()) >= 0
+	}
+	for i, f := range m.reversed {
+		found.reversed[i] = m.carries(f)
+	}
+	return found
 }
 
 // reversedByGroup files the findings an earlier run of this date reversed

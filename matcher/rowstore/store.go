@@ -448,6 +448,17 @@ func (s *Store) Release() {
 	offheap.Free(s.big, slots)
 }
 
+// DropIndex lets go of the hash table, the largest array the store keeps
+// for finding groups by key, once nothing more is looked up: the groups
+// are still walked and read, but Find finds none, and nothing can be
+// added.
+func (s *Store) DropIndex() {
+	s.flush()
+	slots := s.tab.slots
+	s.tab.slots = nil
+	offheap.Free(s.big, slots)
+}
+
 // Close lets go of everything; the store cannot be used again.
 func (s *Store) Close() {
 	s.Release()

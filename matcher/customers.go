@@ -37,9 +37,13 @@ func (m *Matcher) earlyOrders() []reconcile.LocalRecord {
 		return nil
 	}
 	bound := m.day.Start().Add(m.opts.PaymentWindow)
+	early := rowstore.UnixNano(bound)
 	var out []reconcile.LocalRecord
 	for li := range int32(m.store.LocalCount()) {
-		if l := m.store.LocalAt(li); m.pairable(&l) && l.Created < rowstore.UnixNano(bound) {
+		if m.store.LocalCreated(li) >= early {
+			continue // most records: read no further
+		}
+		if l := m.store.LocalAt(li); m.pairable(&l) {
 			out = append(out, *m.store.LocalRecord(li))
 		}
 	}

@@ -163,6 +163,11 @@ func (s *Store) LocalAt(li int32) LocalTerms {
 		Customer: l.customer, HasCustomer: l.is(localCustomer), Created: l.created, RowSettled: l.is(localRowSettled)}
 }
 
+// LocalCreated is when local record li's order was created, unix
+// nanoseconds (0 when it was not said): the one number of LocalAt that a
+// walk over every record may need first.
+func (s *Store) LocalCreated(li int32) int64 { return s.locals[li].created }
+
 // LocalRecord returns local record li as a value.
 func (s *Store) LocalRecord(li int32) *reconcile.LocalRecord { return s.local(li) }
 

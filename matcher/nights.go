@@ -91,8 +91,6 @@ func rowToken(t reconcile.Transaction) string {
 	return "fp:" + hex.EncodeToString(b[:])
 }
 
-var statusCodes = []reconcile.TxnStatus{reconcile.StatusSuccess, reconcile.StatusProcessing, reconcile.StatusFailed}
-
 // Memory returns the night's memory of the rows added so far, as it is
 // stored. Call it last, after Classify: it lets go of what classification
 // needed (the key groups, the local records, the hash table) before it

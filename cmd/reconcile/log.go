@@ -83,6 +83,3 @@ func (a *App) logAndProgress(level *logLevel) (*slog.Logger, terminal.Progress) 
 	logw, progress := terminal.Share(a.Stderr)
 	return a.loggerTo(logw, true, level), progress
 }
-
-// discardLogger is the logger of a Job built without one.
-var discardLogger = slog.New(slog.DiscardHandler)

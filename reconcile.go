@@ -29,7 +29,34 @@ const (
 	// KindBatch is a booking of the settlement batch itself: a fee, a
 	// payout, a balance transfer. It is counted, never matched.
 	KindBatch Kind = "batch"
+
+	// KindChargeback is money the card scheme took back from us for a
+	// disputed payment (Stripe dispute, Adyen Chargeback): it went to the
+	// customer by a door of its own, beside any refund.
+	KindChargeback Kind = "chargeback"
+	// KindChargebackReversal gives a chargeback's money back: the dispute
+	// was won (Stripe dispute_reversal, Adyen ChargebackReversed).
+	KindChargebackReversal Kind = "chargeback_reversal"
+	// KindSecondChargeback takes the money again after a reversal: the
+	// dispute is lost for good (Adyen SecondChargeback).
+	KindSecondChargeback Kind = "second_chargeback"
+	// KindRefundReversal is a refund that bounced and came back to us
+	// (Adyen RefundedReversed): its money is no longer the customer's.
+	KindRefundReversal Kind = "refund_reversal"
 )
+
+// Disputed reports whether the kind is one of a dispute's events: a
+// chargeback, its reversal, a second chargeback.
+func (k Kind) Disputed() bool {
+	return k == KindChargeback || k == KindChargebackReversal || k == KindSecondChargeback
+}
+
+// Returned reports whether the kind moves money to the customer in the
+// order's money returned (rule 8): a refund or a chargeback of either
+// round. Their reversals move it back.
+func (k Kind) Returned() bool {
+	return k == KindRefund || k == KindChargeback || k == KindSecondChargeback
+}
 
 // TxnStatus is the channel's word on a row, reduced to three outcomes.
 type TxnStatus string
@@ -68,12 +95,23 @@ type Transaction struct {
 	RawKind string
 	// Line is the 1-based line of the row in its file.
 	Line int
+
+	// DisputeID is, on a dispute's event, the channel's id of the dispute
+	// the events share (Stripe's dp_…, Adyen's Modification Reference).
+	DisputeID string `json:",omitempty"`
+	// PaymentID is, on a dispute's event or a refund reversal, the channel
+	// id of the payment it concerns (Stripe's charge or payment intent,
+	// Adyen's Psp Reference): the order is found by it when the row does
+	// not name one.
+	PaymentID string `json:",omitempty"`
+	// Reason is the scheme's reason for a dispute, as the file says it.
+	Reason string `json:",omitempty"`
 }
 
 // Clone returns t with its text copied, for keeping a row whose text is
 // only lent while the row is handed on (channelfeed.ParseFileAside).
 func (t Transaction) Clone() Transaction {
-	for _, s := range []*string{&t.OrderNo, &t.RefundNo, &t.ChannelTxnID, &t.ChannelRefundID, &t.Currency, &t.FeeRate, &t.RawKind} {
+	for _, s := range []*string{&t.OrderNo, &t.RefundNo, &t.ChannelTxnID, &t.ChannelRefundID, &t.Currency, &t.FeeRate, &t.RawKind, &t.DisputeID, &t.PaymentID, &t.Reason} {
 		*s = strings.Clone(*s)
 	}
 	return t

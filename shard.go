@@ -79,11 +79,16 @@ func (s Shard) HasCustomer(id int64) bool {
 }
 
 // Owns reports whether the row belongs to the shard: a payment or refund
-// by its key; a row without a key of ours (a fee, an unrecognised row) to
-// the first shard, so that it is counted once.
+// by its key, a dispute's event or a refund reversal by its order, so
+// that it meets the order's payment; a row without a key of ours (a fee,
+// an unrecognised row, an event that names no order) to the first shard,
+// so that it is counted once.
 func (s Shard) Owns(tx Transaction) bool {
 	if tx.Kind == KindPayment || tx.Kind == KindRefund {
 		return s.Has(tx.Key())
+	}
+	if (tx.Kind.Disputed() || tx.Kind == KindRefundReversal) && tx.OrderNo != "" {
+		return s.Has(tx.OrderNo)
 	}
 	return s.Index == 0
 }

@@ -61,3 +61,21 @@ func TestShardsPartitionKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestDisputeEventsGoWithTheirOrder(t *testing.T) {
+	const order = "ORD202611280306"
+	owner := reconcile.ShardOf(order, 4)
+	for _, kind := range []reconcile.Kind{reconcile.KindChargeback, reconcile.KindChargebackReversal,
+		reconcile.KindSecondChargeback, reconcile.KindRefundReversal} {
+		for s := 0; s < 4; s++ {
+			shard := reconcile.Shard{Index: s, Count: 4}
+			withOrder := shard.Owns(reconcile.Transaction{Kind: kind, OrderNo: order, RefundNo: "R1"})
+			if withOrder != (s == owner) {
+				t.Errorf("%s of %s in shard %d: owned %v, want %v (the order's shard, %d)", kind, order, s, withOrder, s == owner, owner)
+			}
+			if got := shard.Owns(reconcile.Transaction{Kind: kind, PaymentID: "pi_1"}); got != (s == 0) {
+				t.Errorf("%s without an order in shard %d: owned %v, want only the first shard", kind, s, got)
+			}
+		}
+	}
+}

@@ -79,15 +79,18 @@ func CheckChannelName(name string) error {
 // is known.
 const MaxKeyBytes = 2048
 
-// KeyFault says which of a row's order number, refund number and channel
-// id is longer than MaxKeyBytes, and how long, or "" when none is.
+// KeyFault says which of a row's order number, refund number, channel id,
+// dispute id and payment id is longer than MaxKeyBytes, and how long, or
+// "" when none is.
 func KeyFault(t *Transaction) string {
-	if len(t.OrderNo) <= MaxKeyBytes && len(t.RefundNo) <= MaxKeyBytes && len(t.ChannelTxnID) <= MaxKeyBytes {
+	if len(t.OrderNo) <= MaxKeyBytes && len(t.RefundNo) <= MaxKeyBytes && len(t.ChannelTxnID) <= MaxKeyBytes &&
+		len(t.DisputeID) <= MaxKeyBytes && len(t.PaymentID) <= MaxKeyBytes {
 		return ""
 	}
 	for _, f := range [...]struct {
 		name, s string
-	}{{"order number", t.OrderNo}, {"refund number", t.RefundNo}, {"channel id", t.ChannelTxnID}} {
+	}{{"order number", t.OrderNo}, {"refund number", t.RefundNo}, {"channel id", t.ChannelTxnID},
+		{"dispute id", t.DisputeID}, {"payment id", t.PaymentID}} {
 		if len(f.s) > MaxKeyBytes {
 			return fmt.Sprintf("%s of %d bytes; the job takes at most %d", f.name, len(f.s), MaxKeyBytes)
 		}

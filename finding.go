@@ -50,13 +50,34 @@ const (
 	// order's: it cannot be added to the order's refunds (rule 8), so it
 	// is told on its own.
 	RefundCurrencyMismatch Category = "refund_currency_mismatch"
+	// Chargeback is a dispute the channel settled against us: the
+	// customer's bank took the payment back. Someone answers it or
+	// accepts it; it stays open until won (a reversal) or lost for good
+	// (a second chargeback), which later nights link to it.
+	Chargeback Category = "chargeback"
+	// DisputeMismatch is a dispute's reversal or second chargeback that
+	// fits no chargeback the job knows: none for its dispute or order, or
+	// a reversal of more than was charged back.
+	DisputeMismatch Category = "dispute_mismatch"
+	// RefundReversed is a refund the scheme or bank could not credit and
+	// returned to us: the customer did not get that money.
+	RefundReversed Category = "refund_reversed"
+)
+
+// Dispute statuses, as a chargeback finding and the Chargebacks sheet
+// say them.
+const (
+	DisputeOpen = "open" // charged back, not yet answered by the scheme
+	DisputeWon  = "won"  // reversed: the money came back
+	DisputeLost = "lost" // a second chargeback took it for good
 )
 
 // Categories lists every category in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
 	DuplicatePayment, DuplicateRefund, OverRefund, SuspectedDuplicateRefund, SuspectedDuplicatePayment,
-	OrderMismatch, RefundCurrencyMismatch, FeeMismatch, Unrecognized, Pending, DuplicateVanished,
+	OrderMismatch, RefundCurrencyMismatch, Chargeback, DisputeMismatch, RefundReversed,
+	FeeMismatch, Unrecognized, Pending, DuplicateVanished,
 }
 
 // State is where a finding stands. A finding that needs a person is OPEN
@@ -138,8 +159,12 @@ type Finding struct {
 	Related []string
 	// FeeMilli and ExpectedFeeMilli are, for fee_mismatch, the fee the
 	// row carries and the fee of the channel's contract, in thousandths of
-	// a minor unit.
+	// a minor unit; FeeMilli is a chargeback's dispute fee.
 	FeeMilli, ExpectedFeeMilli int64
+	// DisputeID names the dispute of a chargeback or dispute_mismatch, and
+	// of an over_refund that a chargeback took past what was paid;
+	// DisputeStatus (DisputeOpen, …) and Reason are a chargeback's.
+	DisputeID, DisputeStatus, Reason string
 	// AutoReverse is set on unambiguous duplicates only: they get a
 	// reversal journal without a person looking.
 	AutoReverse bool

@@ -327,4 +327,8 @@ type OrderRefunds struct {
 	// once: again only when more money went out.
 	Reported  int64
 	Suspected []string
+	// Disputes are the order's dispute events and refund reversals of
+	// earlier nights' files (ledger dispute_events): chargebacks count in
+	// what was returned, reversals take it back (rule 14).
+	Disputes []Transaction
 }

@@ -24,8 +24,9 @@ const rowCategories = `('missing_local', 'amount_mismatch', 'status_mismatch', '
 
 // dayCasesSQL: $1 channel, $2 day start, $3 day end, $4 the business
 // date, $5 shards, $6 this shard ($5 = 1: every order). The orders of the
-// day's local refunds with more than one refund, or with a refund an
-// earlier night's file alone knew: found from the refunds and findings
+// day's local refunds with more than one refund, with a refund an
+// earlier night's file alone knew, or with a dispute an earlier night's
+// file carried (rule 14): found from the refunds, findings and events
 // alone. A single refund larger than its order is the one case that needs
 // the order, and the matcher checks it against the order it holds
 // (matcher.RefundOrders), so the day's refunds are not joined with a
@@ -44,7 +45,12 @@ SELECT t.order_no FROM touched t
  WHERE t.order_no IN (
     SELECT f.order_no FROM findings f
      WHERE f.channel = $1 AND f.kind = 'refund' AND f.category IN ` + rowCategories + `
-       AND f.business_date < $4 AND f.state <> 'SUPERSEDED' AND f.order_no IS NOT NULL)`
+       AND f.business_date < $4 AND f.state <> 'SUPERSEDED' AND f.order_no IS NOT NULL)
+UNION
+SELECT t.order_no FROM touched t
+ WHERE EXISTS (SELECT 1 FROM dispute_events e JOIN runs r ON r.id = e.run_id
+                WHERE e.channel = $1 AND e.order_no = t.order_no AND e.business_date < $4
+                  AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)`
 
 // orderRefundsSQL: $1 the orders, $2 shards, $3 this shard. Each order
 // with every local refund of it, whatever its date and status.
@@ -64,8 +70,9 @@ const earlierRefundsSQL = `
 SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
        coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)
   FROM findings f
- WHERE f.channel = $1 AND f.order_no = ANY($2::text[]) AND f.kind = 'refund'
-   AND (f.category IN ` + rowCategories + ` OR f.category IN ('over_refund', 'suspected_duplicate_refund'))
+ WHERE f.channel = $1 AND f.order_no = ANY($2::text[])
+   AND (f.kind = 'refund' AND f.category IN ` + rowCategories + `
+        OR f.category IN ('over_refund', 'suspected_duplicate_refund'))
    AND f.business_date < $3 AND f.state <> 'SUPERSEDED' AND f.channel_amount IS NOT NULL
  ORDER BY f.order_no, f.occurred_at`
 
@@ -160,7 +167,7 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 }
 
 // earlierRefunds adds to each order the refund rows of earlier nights'
-// files that only their findings remember.
+// files that only their findings remember, and their dispute events.
 func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, byOrder map[string]*reconcile.OrderRefunds) error {
 	if len(byOrder) == 0 {
 		return nil
@@ -168,6 +175,13 @@ func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.
 	orders := make([]string, 0, len(byOrder))
 	for o := range byOrder {
 		orders = append(orders, o)
+	}
+	events, err := db.orderEvents(ctx, channel, day, orders)
+	if err != nil {
+		return err
+	}
+	for _, e := range events {
+		byOrder[e.OrderNo].Disputes = append(byOrder[e.OrderNo].Disputes, e)
 	}
 	rows, err := db.pool.Query(ctx, earlierRefundsSQL, channel, orders, dateOf(day))
 	if err != nil {

@@ -51,6 +51,11 @@ type Outcome struct {
 	// Resolved and Escalated name earlier pending findings (by Ref) this
 	// run found in its file, or did not.
 	Resolved, Escalated []string
+	// DisputeEvents are the dispute events and refund reversals of the
+	// run's file no earlier file carried; DisputeStatus the standing they
+	// give earlier nights' chargebacks, by dispute (rule 14).
+	DisputeEvents []reconcile.Transaction
+	DisputeStatus map[string]string
 	// Summary and Workbook are the run's reports, kept so the same file
 	// again gets them back without the work being redone. When Reports is
 	// set, it gives them instead, called inside the transaction after the
@@ -110,6 +115,12 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		}
 		if err := settlePending(ctx, tx, run.ID, o.Resolved, o.Escalated); err != nil {
 			return fmt.Errorf("settle pending findings: %w", err)
+		}
+		if err := keepEvents(ctx, tx, run, o.DisputeEvents); err != nil {
+			return fmt.Errorf("keep dispute events: %w", err)
+		}
+		if err := settleDisputes(ctx, tx, run, o.DisputeStatus); err != nil {
+			return fmt.Errorf("settle disputes: %w", err)
 		}
 		if err := supersede(ctx, tx, run); err != nil {
 			return fmt.Errorf("supersede earlier runs: %w", err)
@@ -276,7 +287,7 @@ var findingColumns = []string{
 	"channel_txn_id", "original_txn_id", "local_txn_id", "channel_amount", "currency",
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
 	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
-	"row_fingerprint", "related", "fee_milli", "expected_fee_milli",
+	"row_fingerprint", "related", "fee_milli", "expected_fee_milli", "dispute_id", "dispute_status", "dispute_reason",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -302,8 +313,11 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if len(f.Related) > 0 {
 			related = f.Related
 		}
-		if f.Category == reconcile.FeeMismatch {
+		switch f.Category {
+		case reconcile.FeeMismatch:
 			feeMilli, expectedFee = f.FeeMilli, f.ExpectedFeeMilli
+		case reconcile.Chargeback:
+			feeMilli = f.FeeMilli // the dispute fee
 		}
 		state, journalKey := reconcile.StateOpen, any(nil)
 		if f.AutoReverse {
@@ -317,6 +331,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
 			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
+			nullString(f.DisputeID), nullString(f.DisputeStatus), nullString(f.Reason),
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)

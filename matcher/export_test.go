@@ -37,3 +37,5 @@ func (m *Matcher) AddContextRow(tx reconcile.Transaction)         { m.addContext
 func (m *Matcher) AddSettledElsewhere(tx reconcile.Transaction)   { m.addSettledElsewhere(tx) }
 func (m *Matcher) UnkeyedRefunds() []string                       { return m.unkeyedRefunds() }
 func (m *Matcher) ResolveRefunds(refunds []reconcile.LocalRecord) { m.resolveRefunds(refunds) }
+func (m *Matcher) UnplacedDisputes() []string                     { return m.unplacedDisputes() }
+func (m *Matcher) PlaceDisputes(owners []reconcile.LocalRecord)   { m.placeDisputes(owners) }

@@ -76,16 +76,25 @@ func (in *Intake) Row(tx reconcile.Transaction) {
 	}
 	shard := in.m.opts.Shard
 	switch {
-	case shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "":
+	case shard.Owns(tx) || tx.Kind == reconcile.KindRefund && tx.RefundNo == "" || unplaced(tx):
 		in.m.addRow(tx)
 	case tx.Kind == reconcile.KindRefund && shard.Has(tx.OrderNo):
 		in.m.addContextRow(tx)
 	case tx.Kind == reconcile.KindPayment:
 		in.m.addSettledElsewhere(tx)
+	default:
+		in.m.noteDisputed(tx) // another shard's chargeback: its order's duplicates wait (rule 14)
 	}
 	if in.rows++; in.rows%windowBatch == 0 {
 		in.mu.Unlock()
 	}
+}
+
+// unplaced reports whether tx is a dispute's event or a refund reversal
+// that names no order: every shard takes it until its order is found by
+// the payment's id (PlaceDisputes).
+func unplaced(tx reconcile.Transaction) bool {
+	return (tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal) && tx.OrderNo == ""
 }
 
 // FileRead says the parse has ended: every row of the file is in, or the
@@ -176,6 +185,24 @@ func (in *Intake) UnkeyedRefunds() []string {
 	return in.m.unkeyedRefunds()
 }
 
+// UnplacedDisputes returns the payment ids of the file's dispute events
+// that name no order, to be looked up among our orders. Call it once the
+// parse has ended.
+func (in *Intake) UnplacedDisputes() []string {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.m.unplacedDisputes()
+}
+
+// PlaceDisputes takes our orders holding the payment ids UnplacedDisputes
+// asked for (OrderNo and ChannelTxnID set): Finish places the events on
+// them.
+func (in *Intake) PlaceDisputes(owners []reconcile.LocalRecord) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.m.disputeOwners = owners
+}
+
 // Finish ends the intake: the refund rows without our refund number get
 // it from linked, our refunds whose channel refund ids UnkeyedRefunds
 // asked for (RefundNo, OrderNo and ChannelTxnID set); the records that
@@ -184,6 +211,7 @@ func (in *Intake) UnkeyedRefunds() []string {
 func (in *Intake) Finish(linked []reconcile.LocalRecord) (*Matcher, int, error) {
 	in.mu.Lock()
 	in.m.resolveRefunds(linked)
+	in.m.placeDisputes(in.m.disputeOwners)
 	in.m.rowsDone()
 	in.mu.Unlock()
 	read := 0

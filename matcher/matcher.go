@@ -95,6 +95,9 @@ type group struct {
 	// ownIDs says the rows' channel ids are the ids our records keep
 	// (not Options.ForeignIDs), so a row is ours by its id.
 	ownIDs bool
+	// disputed says the group's order has a chargeback (rule 14), "" when
+	// it has none.
+	disputed string
 }
 
 // Matcher accumulates one run's two sides. Use it from one goroutine.
@@ -122,6 +125,16 @@ type Matcher struct {
 	// links stay here and are reported.
 	unkeyed []reconcile.Transaction
 	shard   shardContext
+	// disputes are tonight's dispute events and refund reversals of the
+	// shard (rule 14); disputed the orders with a chargeback, tonight's in
+	// any shard or standing from an earlier night, by order, naming the
+	// dispute; earlierDisputes the earlier nights' events of tonight's
+	// disputes; disputeOwners our orders by the payment ids of events
+	// that name no order (placeDisputes).
+	disputes        []reconcile.Transaction
+	disputed        map[string]string
+	earlierDisputes []reconcile.Transaction
+	disputeOwners   []reconcile.LocalRecord
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -161,6 +174,10 @@ func (m *Matcher) addRow(tx reconcile.Transaction) {
 	m.counted.rows++
 	if tx.Kind == reconcile.KindBatch {
 		m.counted.batchRows++ // fees and payouts of the batch: counted, not matched
+		return
+	}
+	if tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal {
+		m.addDispute(tx)
 		return
 	}
 	if tx.Kind != reconcile.KindPayment && tx.Kind != reconcile.KindRefund {
@@ -348,7 +365,7 @@ func (m *Matcher) SetIdem(kind reconcile.Kind, key, status string) {
 // materialize returns group gi as values, for classification.
 func (m *Matcher) materialize(gi int32) *group {
 	return &group{rows: m.store.Rows(gi), earlier: m.earlier[gi], local: m.store.Local(gi), owners: m.owners,
-		ownIDs: !m.opts.ForeignIDs}
+		ownIDs: !m.opts.ForeignIDs, disputed: m.disputedOrder(m.store.Order(gi))}
 }
 
 // plainMatch reports whether group gi is one row that agrees with its
@@ -439,6 +456,15 @@ func (m *Matcher) know(k Known) {
 	for _, f := range k.Reversed {
 		m.addReversed(f)
 	}
+	m.earlierDisputes = k.Disputes
+	for order, dispute := range k.Disputed {
+		if _, ok := m.disputed[order]; !ok {
+			if m.disputed == nil {
+				m.disputed = map[string]string{}
+			}
+			m.disputed[order] = dispute
+		}
+	}
 }
 
 // Questions are what the rules by order and by customer ask the ledger,
@@ -453,11 +479,15 @@ type Questions struct {
 	// PaymentIDs are the channel ids of payments that do not simply
 	// match, to be looked up among our orders (ledger.OrdersByChannelID).
 	PaymentIDs []string
+	// Disputes are the disputes of tonight's events, whose earlier events
+	// the ledger is asked for (ledger.DisputeEvents).
+	Disputes []string
 }
 
 // Questions returns what the ledger is asked.
 func (m *Matcher) Questions() Questions {
-	return Questions{RefundOrders: m.refundOrders(), EarlyOrders: m.earlyOrders(), PaymentIDs: m.paymentIDs()}
+	return Questions{RefundOrders: m.refundOrders(), EarlyOrders: m.earlyOrders(), PaymentIDs: m.paymentIDs(),
+		Disputes: m.disputeIDs()}
 }
 
 // Classification is what the matcher found: the counts and findings of a
@@ -473,6 +503,12 @@ type Classification struct {
 	// Resolved and Escalated are the Refs of earlier pending findings this
 	// file carried, or did not (they are in Findings as missing_channel).
 	Resolved, Escalated []string
+	// DisputeEvents are tonight's dispute events and refund reversals no
+	// earlier file carried, for the ledger to keep; DisputeStatus the new
+	// standing (reconcile.DisputeWon, …) of earlier nights' chargebacks
+	// tonight's events settle, by dispute.
+	DisputeEvents []reconcile.Transaction
+	DisputeStatus map[string]string
 }
 
 // Result is the result of run: the classification's counts and findings,
@@ -509,6 +545,11 @@ type Known struct {
 	// count); Reversed the duplicates an earlier run of this same date
 	// reversed, which a corrected file may no longer carry.
 	Pending, Reversed []reconcile.Finding
+	// Disputes are the events of earlier nights' files of tonight's
+	// disputes (Questions.Disputes); Disputed the orders whose chargebacks
+	// of earlier nights still stand (not reversed), naming the dispute.
+	Disputes []reconcile.Transaction
+	Disputed map[string]string
 }
 
 // Classify classifies everything added so far, with what the ledger
@@ -517,6 +558,7 @@ type Known struct {
 // are made.
 func (m *Matcher) Classify(known Known) Classification {
 	m.know(known)
+	m.linkOrphans()
 	m.store.Flush()
 	// Tonight's keys listed by hash served the earlier nights' memory,
 	// all of it read by now: returned before classification needs its own.
@@ -565,13 +607,14 @@ func (m *Matcher) Classify(known Known) Classification {
 	}
 	res.Counts[reconcile.Matched] += int(groups) - len(odd)
 	res.Findings = make([]reconcile.Finding, 0, rows+len(m.unseen)+len(m.prevPending)+
-		len(m.reversed)+len(m.others)+len(m.unkeyed)+len(m.orders))
+		len(m.reversed)+len(m.others)+len(m.unkeyed)+len(m.orders)+len(m.disputes))
 	for _, gi := range odd {
 		g := m.materialize(gi)
 		g.reversed = reversed[gi]
 		classify(g, add)
 	}
 	m.refundCases(add)
+	m.disputeCases(&res, add)
 	wg.Wait()
 	for _, f := range slices.Concat(customers, fees) {
 		add(f)
@@ -978,6 +1021,9 @@ func (g *group) ambiguities(rows []reconcile.Transaction, elsewhere []reconcile.
 	}
 	if loc != nil && (loc.IdemStatus == reconcile.IdemInProgress || loc.IdemStatus == reconcile.IdemFailed) {
 		why = append(why, "the idempotency record is "+loc.IdemStatus+" (a request still in flight or failed)")
+	}
+	if g.disputed != "" {
+		why = append(why, g.disputed)
 	}
 	return why
 }

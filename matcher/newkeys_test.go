@@ -38,6 +38,9 @@ type night struct {
 	suspected []string
 	// remembered are the rows of the night before, as its memory keeps them
 	remembered []reconcile.Transaction
+	// events are the dispute events and refund reversals of earlier
+	// nights' files, as the ledger keeps them (rule 14)
+	events []reconcile.Transaction
 }
 
 // classify classifies the night as a run does, and checks that a run
@@ -96,6 +99,14 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 		}
 	}
 	m.ResolveRefunds(linked)
+	// Dispute events without an order, placed by the payment's id.
+	var owners []reconcile.LocalRecord
+	for _, o := range n.orders {
+		if slices.Contains(m.UnplacedDisputes(), o.ChannelTxnID) {
+			owners = append(owners, o)
+		}
+	}
+	m.PlaceDisputes(owners)
 	for _, r := range n.rows {
 		if r.Kind == reconcile.KindRefund && r.RefundNo == "" {
 			for _, l := range linked {
@@ -116,6 +127,7 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 	}
 	q := m.Questions()
 	known := matcher.Known{OrderRefunds: n.answerRefunds(q, d)}
+	known.Disputes, known.Disputed = n.answerDisputes(q)
 	// A customer's orders settled on earlier nights near tonight's early
 	// ones, as the ledger finds them.
 	if n.remembered != nil {
@@ -150,9 +162,9 @@ func (n night) answerRefunds(q matcher.Questions, d reconcile.BusinessDay) []rec
 		refunds[r.OrderNo]++
 	}
 	for _, r := range n.refunds {
-		if d.Contains(r.SettledAt) && (refunds[r.OrderNo] > 1 || slices.ContainsFunc(n.earlier, func(e reconcile.Transaction) bool {
-			return e.OrderNo == r.OrderNo
-		})) {
+		earlier := func(e reconcile.Transaction) bool { return e.OrderNo == r.OrderNo }
+		if d.Contains(r.SettledAt) && (refunds[r.OrderNo] > 1 || slices.ContainsFunc(n.earlier, earlier) ||
+			slices.ContainsFunc(n.events, earlier)) {
 			touched[r.OrderNo] = true
 		}
 	}
@@ -171,9 +183,42 @@ func (n night) answerRefunds(q matcher.Questions, d reconcile.BusinessDay) []rec
 				or.Earlier = append(or.Earlier, r)
 			}
 		}
+		for _, e := range n.events {
+			if e.OrderNo == o.OrderNo {
+				or.Disputes = append(or.Disputes, e)
+			}
+		}
 		out = append(out, or)
 	}
 	return out
+}
+
+// answerDisputes is what the ledger knows of tonight's disputes: their
+// earlier events, and the orders whose chargebacks of earlier nights
+// still stand.
+func (n night) answerDisputes(q matcher.Questions) ([]reconcile.Transaction, map[string]string) {
+	var events []reconcile.Transaction
+	standing := map[string]int64{}
+	disputeOf := map[string]string{}
+	for _, e := range n.events {
+		if slices.Contains(q.Disputes, e.DisputeID) {
+			events = append(events, e)
+		}
+		switch e.Kind {
+		case reconcile.KindChargeback, reconcile.KindSecondChargeback:
+			standing[e.OrderNo] += e.Amount
+			disputeOf[e.OrderNo] = e.DisputeID
+		case reconcile.KindChargebackReversal:
+			standing[e.OrderNo] -= e.Amount
+		}
+	}
+	disputed := map[string]string{}
+	for o, v := range standing {
+		if v > 0 && o != "" {
+			disputed[o] = disputeOf[o]
+		}
+	}
+	return events, disputed
 }
 
 func paidOrder(no string, amount int64, paid string) reconcile.LocalRecord {

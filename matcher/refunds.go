@@ -54,7 +54,7 @@ func (m *Matcher) refundOrders() []string {
 			name(rec.OrderNo)
 		}
 	}
-	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context} {
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context, m.disputes} {
 		for _, tx := range rows {
 			name(tx.OrderNo)
 		}
@@ -100,12 +100,18 @@ type refundSeen struct {
 	before   bool // known before tonight: an earlier night's row, or our record of an earlier date
 	ourDay   bool // our record is of tonight's date
 	ourLater bool // our record is of a later date
+	// A dispute (rule 14) counts as one more refund of what its
+	// chargebacks took, less what their reversals gave back; a refund
+	// that bounced (a refund reversal) counts no more.
+	dispute bool
+	back    int64 // of a dispute: what its reversals gave back
+	bounced bool
 }
 
 // counted reports whether the refund is part of tonight's refunded total:
 // one either side says succeeded, unless only our records know it and
 // date it after tonight (that night's run counts it).
-func (r *refundSeen) counted() bool { return r.channel || r.local && !r.ourLater }
+func (r *refundSeen) counted() bool { return !r.bounced && (r.channel || r.local && !r.ourLater) }
 
 // fresh reports whether tonight is the first night the refund is known:
 // an over-refunded order names the last such refund, the one that took
@@ -142,7 +148,8 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	}
 	// A refund nothing linked to ours is money refunded all the same; and
 	// of a shard, its orders' refunds under other shards' numbers count.
-	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context} {
+	// Chargebacks are money returned by another door (rule 14).
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context, m.disputes} {
 		for _, tx := range rows {
 			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 		}
@@ -199,8 +206,14 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 		return out
 	}
 	for j, later := range counted {
+		if later.dispute {
+			continue
+		}
 		for i := j - 1; i >= 0; i-- {
 			earlier := counted[i]
+			if earlier.dispute {
+				continue
+			}
 			if later.at.Sub(earlier.at) > window {
 				break
 			}
@@ -241,6 +254,9 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 		fromRow(tx, r)
 	}
 	for _, tx := range rows {
+		if tx.Kind != reconcile.KindRefund {
+			continue // a dispute's event, below
+		}
 		r := get(refundKey(tx))
 		r.tonight = true
 		fromRow(tx, r)
@@ -267,6 +283,7 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 			}
 		}
 	}
+	disputesSeen(byNo, o.Disputes, rows)
 	out := make([]*refundSeen, 0, len(byNo))
 	for no, r := range byNo {
 		r.before = r.before || remembered[no]
@@ -295,6 +312,7 @@ func overRefund(o *reconcile.OrderRefunds, refunds, foreign []*refundSeen, total
 	f := reconcile.Finding{
 		Category: reconcile.OverRefund, Kind: reconcile.KindRefund,
 		OrderNo: order.OrderNo, RefundNo: last.number(), ChannelTxnID: last.id, OccurredAt: last.at, Line: last.line,
+		DisputeID:  lastDispute(refunds),
 		HasChannel: true, ChannelAmount: total, Currency: order.Currency, ChannelStatus: reconcile.StatusSuccess,
 		HasLocal: true, LocalAmount: order.Amount, LocalCurrency: order.Currency, LocalStatus: order.Status,
 		LocalTxnID: order.ChannelTxnID,
@@ -305,13 +323,14 @@ func overRefund(o *reconcile.OrderRefunds, refunds, foreign []*refundSeen, total
 	for _, r := range foreign {
 		f.Related = append(f.Related, r.describe()+", not added: another currency than the order's")
 	}
-	count := fmt.Sprintf("%d refunds", len(refunds))
-	if len(refunds) == 1 {
-		count = "1 refund"
+	took := "Refund " + last.name()
+	if last.dispute {
+		f.Kind = reconcile.KindChargeback // keyed by its order: it has no refund number
+		took = "Chargeback " + last.name()
 	}
-	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %s: %s more than was paid. Refund %s took it past the order's amount.",
-		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), count,
-		money(total-order.Amount, order.Currency), last.name())
+	f.Hint = fmt.Sprintf("Order %s was paid %s and has been refunded %s in %s: %s more than was paid. %s took it past the order's amount.",
+		order.OrderNo, money(order.Amount, order.Currency), money(total, order.Currency), countDoors(refunds),
+		money(total-order.Amount, order.Currency), took)
 	return f
 }
 
@@ -371,9 +390,10 @@ func refundKey(tx reconcile.Transaction) string {
 	return tx.RefundNo
 }
 
-// number is the refund's number, "" for one known by its channel id only.
+// number is the refund's number, "" for one known by its channel id
+// only, and for a dispute.
 func (r *refundSeen) number() string {
-	if strings.HasPrefix(r.no, unnumbered) {
+	if r.dispute || strings.HasPrefix(r.no, unnumbered) {
 		return ""
 	}
 	return r.no
@@ -381,6 +401,9 @@ func (r *refundSeen) number() string {
 
 // name is the refund's number, as a hint names it.
 func (r *refundSeen) name() string {
+	if r.dispute {
+		return strings.TrimPrefix(r.no, disputed)
+	}
 	if strings.HasPrefix(r.no, unnumbered) {
 		return "with channel id " + r.id + " (no refund number of ours)"
 	}
@@ -390,7 +413,9 @@ func (r *refundSeen) name() string {
 // describe is one line of a case's Related column.
 func (r *refundSeen) describe() string {
 	var b strings.Builder
-	if r.number() == "" {
+	if r.dispute {
+		b.WriteString("chargeback " + strings.TrimPrefix(r.no, disputed))
+	} else if r.number() == "" {
 		b.WriteString("a refund without our refund number")
 	} else {
 		b.WriteString("refund " + r.no)
@@ -403,6 +428,10 @@ func (r *refundSeen) describe() string {
 		b.WriteString(", " + r.at.Format("2006-01-02 15:04:05"))
 	}
 	switch {
+	case r.dispute && r.back > 0:
+		b.WriteString(", what its chargebacks took less " + money(r.back, r.currency) + " its reversals gave back")
+	case r.dispute:
+		b.WriteString(", the channel's file")
 	case r.channel && r.local:
 		b.WriteString(", both sides")
 	case r.channel:

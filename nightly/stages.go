@@ -213,6 +213,12 @@ func (n *night) loadLocal(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Dispute events that name no order are placed by the payment's id.
+	owners, err := db.OrdersByChannelID(ctx, spec.Channel, n.intake.UnplacedDisputes())
+	if err != nil {
+		return err
+	}
+	n.intake.PlaceDisputes(owners)
 	m, read, err := n.intake.Finish(linked)
 	if err != nil {
 		return err
@@ -266,6 +272,9 @@ func (n *night) related(ctx context.Context) error {
 			return k, err
 		}
 		k.PaymentOwners = owners
+		if k.Disputes, err = db.DisputeEvents(ctx, spec.Channel, spec.Day, q.Disputes); err != nil {
+			return k, err
+		}
 		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, q.RefundOrders, func(o reconcile.OrderRefunds) error {
 			k.OrderRefunds = append(k.OrderRefunds, o)
 			return nil
@@ -336,6 +345,9 @@ func (n *night) classify(ctx context.Context) error {
 	if known.Reversed, err = db.ReversedOnDate(ctx, spec.Channel, spec.Day, spec.Shard); err != nil {
 		return err
 	}
+	if known.Disputed, err = db.DisputedOrders(ctx, spec.Channel, spec.Day, n.m.RepeatedOrders()); err != nil {
+		return err
+	}
 	n.run.Status = reconcile.RunSucceeded
 	n.run.FinishedAt = n.now()
 	n.found = n.m.Classify(known)
@@ -385,6 +397,7 @@ func (n *night) waitReports(ctx context.Context) error {
 func (n *night) commit(ctx context.Context) error {
 	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
 		Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
+		DisputeEvents: n.found.DisputeEvents, DisputeStatus: n.found.DisputeStatus,
 		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
 			if err := n.waitReports(ctx); err != nil {
 				return nil, nil, err

@@ -208,7 +208,7 @@ func TestWorkbookCharts(t *testing.T) {
 	// formatted, and the currency's number format.
 	riskCats := []string{"amount_mismatch", "status_mismatch", "missing_local", "missing_channel",
 		"duplicate_payment", "duplicate_refund", "over_refund", "suspected_duplicate_refund",
-		"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "fee_mismatch", "unrecognized",
+		"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "chargeback", "dispute_mismatch", "refund_reversed", "fee_mismatch", "unrecognized",
 		"duplicate_vanished"}
 	currencies := []string{"CNY", "JPY", "KWD", "USD"}
 	formats := map[string]string{"CNY": "#,##0.00", "JPY": "#,##0", "KWD": "#,##0.000", "USD": "#,##0.00"}
@@ -300,14 +300,14 @@ func TestWorkbookCharts(t *testing.T) {
 	// 2026-11-15 … 2026-11-27 from the trend, then the run's own day.
 	wantHeader := []string{"Business Date", "matched", "amount_mismatch", "status_mismatch", "missing_local",
 		"missing_channel", "duplicate_payment", "duplicate_refund", "over_refund", "suspected_duplicate_refund",
-		"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "fee_mismatch", "unrecognized",
+		"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "chargeback", "dispute_mismatch", "refund_reversed", "fee_mismatch", "unrecognized",
 		"pending", "duplicate_vanished"}
 	var wantRows [][]string
 	for d := 15; d <= 27; d++ {
 		wantRows = append(wantRows, []string{fmt.Sprintf("2026-11-%02d", d), itoa(1000 + d), itoa(d), "0", itoa(2 * d),
-			"0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", itoa(d % 2)})
+			"0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", itoa(d % 2)})
 	}
-	wantRows = append(wantRows, []string{"2026-11-28", "10", "2", "1", "1", "1", "1", "1", "0", "0", "0", "0", "0", "0", "1", "1", "1"})
+	wantRows = append(wantRows, []string{"2026-11-28", "10", "2", "1", "1", "1", "1", "1", "0", "0", "0", "0", "0", "0", "0", "0", "0", "1", "1", "1"})
 	t.Run("trend table", func(t *testing.T) {
 		rows, err := f.GetRows("Trend")
 		if err != nil {
@@ -419,9 +419,9 @@ func TestWorkbookChartsWithoutHistory(t *testing.T) {
 			want := [][]string{
 				{"Business Date", "matched", "amount_mismatch", "status_mismatch", "missing_local", "missing_channel",
 					"duplicate_payment", "duplicate_refund", "over_refund", "suspected_duplicate_refund",
-					"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "fee_mismatch",
+					"suspected_duplicate_payment", "order_mismatch", "refund_currency_mismatch", "chargeback", "dispute_mismatch", "refund_reversed", "fee_mismatch",
 					"unrecognized", "pending", "duplicate_vanished"},
-				{"2026-11-28", "3", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"},
+				{"2026-11-28", "3", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0", "0"},
 				nil,
 				{tt.note},
 			}

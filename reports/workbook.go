@@ -95,6 +95,9 @@ var categoryDescriptions = map[reconcile.Category]string{
 	reconcile.FeeMismatch:               "The channel took a fee that differs from its contract by more than the tolerance.",
 	reconcile.OrderMismatch:             "The channel booked a payment or refund of ours on another order than the one our records name: money that may have gone to another customer.",
 	reconcile.RefundCurrencyMismatch:    "A refund in another currency than its order's: it cannot count against what was paid, and one side's records are wrong.",
+	reconcile.Chargeback:                "The customer's bank took a payment back (a dispute): answer it with the channel or accept it. It stays open until won or lost; see the Chargebacks sheet.",
+	reconcile.DisputeMismatch:           "A dispute's reversal or second chargeback that fits no chargeback the job knows, or gives back more than was charged back.",
+	reconcile.RefundReversed:            "A refund the customer's bank could not credit came back to us: the customer did not get that money.",
 }
 
 // WorkbookName is the file name of the review workbook of a channel and day.

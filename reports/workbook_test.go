@@ -444,6 +444,9 @@ func TestWriteWorkbook(t *testing.T) {
 			"fee_mismatch":                {{"", "0", "", "", ""}},
 			"order_mismatch":              {{"", "0", "", "", ""}},
 			"refund_currency_mismatch":    {{"", "0", "", "", ""}},
+			"chargeback":                  {{"", "0", "", "", ""}},
+			"dispute_mismatch":            {{"", "0", "", "", ""}},
+			"refund_reversed":             {{"", "0", "", "", ""}},
 		}
 		for _, c := range reconcile.Categories {
 			if !slices.Equal(got[string(c)], want[string(c)]) {

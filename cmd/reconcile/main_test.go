@@ -133,6 +133,7 @@ var wantCounts = map[string]int{
 	"missing_channel": 1, "duplicate_payment": 2, "duplicate_refund": 1, "unrecognized": 1,
 	"pending": 0, "duplicate_vanished": 0, "over_refund": 0, "suspected_duplicate_refund": 0,
 	"suspected_duplicate_payment": 0, "fee_mismatch": 0, "order_mismatch": 0, "refund_currency_mismatch": 0,
+	"chargeback": 0, "dispute_mismatch": 0, "refund_reversed": 0,
 }
 
 func checkCounts(t *testing.T, got map[string]int) {

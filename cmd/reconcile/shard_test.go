@@ -55,7 +55,7 @@ func TestFourShardsEqualOneRun(t *testing.T) {
 	}
 
 	// The report's Trend sheet adds the shards up into the whole run's.
-	if got, want := trendRows(t, reportOut), trendRows(t, wholeOut); got != want || !strings.Contains(got, "2026-11-28|13|1|1|1|1|2|1|0|0|0|0|0|0|1|0|0") {
+	if got, want := trendRows(t, reportOut), trendRows(t, wholeOut); got != want || !strings.Contains(got, "2026-11-28|13|1|1|1|1|2|1|0|0|0|0|0|0|0|0|0|1|0|0") {
 		t.Errorf("report's Trend sheet:\n%s\nwhole run's:\n%s", got, want)
 	}
 	if got, want := dump(t, shardDB), dump(t, wholeDB); got != want {

@@ -1,0 +1,546 @@
+package matcher
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"reconcile"
+)
+
+// Rule 14: chargebacks. A dispute's events (a chargeback, its reversal, a
+// second chargeback) and refunds that bounced are not matched by key:
+// they are kept apart (addDispute), placed on their order by the
+// payment's channel id when the row names none (placeDisputes), and
+// counted in their order's money returned with its refunds (rule 8,
+// refunds.go). Each new chargeback is a finding of its own; a later
+// event of a known dispute settles it (won or lost) instead. The events
+// of every night are kept by the ledger, so that a dispute is followed
+// across nights and each event counts once however often a file
+// repeats it.
+
+// addDispute keeps a dispute's event or a refund reversal of the shard.
+func (m *Matcher) addDispute(tx reconcile.Transaction) {
+	m.disputes = append(m.disputes, tx.Clone())
+	m.noteDisputed(tx)
+}
+
+// noteDisputed notes the order of a chargeback row, whichever shard owns
+// it: a duplicate of that order's payment or refunds is not reversed
+// automatically (rule 4).
+func (m *Matcher) noteDisputed(tx reconcile.Transaction) {
+	if tx.OrderNo == "" || !tx.Kind.Returned() || tx.Kind == reconcile.KindRefund {
+		return
+	}
+	if m.disputed == nil {
+		m.disputed = map[string]string{}
+	}
+	if _, ok := m.disputed[tx.OrderNo]; !ok {
+		m.disputed[strings.Clone(tx.OrderNo)] = strings.Clone(disputeKey(tx))
+	}
+}
+
+// unplacedDisputes returns the payment ids of tonight's dispute events
+// that name no order, to be looked up among our orders.
+func (m *Matcher) unplacedDisputes() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, tx := range m.disputes {
+		if tx.OrderNo == "" && tx.PaymentID != "" && !seen[tx.PaymentID] {
+			seen[tx.PaymentID] = true
+			out = append(out, tx.PaymentID)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// placeDisputes gives the events that name no order the order holding
+// their payment id among owners (our orders, OrderNo and ChannelTxnID
+// set), where exactly one does; then keeps the shard's own. Every shard
+// took the unplaced events; the one owning the order keeps each, and an
+// event nothing places stays with the first shard, reported there.
+func (m *Matcher) placeDisputes(owners []reconcile.LocalRecord) {
+	byID := map[string][]string{}
+	for _, o := range owners {
+		if !slices.Contains(byID[o.ChannelTxnID], o.OrderNo) {
+			byID[o.ChannelTxnID] = append(byID[o.ChannelTxnID], o.OrderNo)
+		}
+	}
+	kept := m.disputes[:0]
+	for _, tx := range m.disputes {
+		if tx.OrderNo == "" {
+			if orders := byID[tx.PaymentID]; tx.PaymentID != "" && len(orders) == 1 {
+				tx.OrderNo = orders[0]
+				m.noteDisputed(tx)
+			}
+		}
+		if !m.opts.Shard.Owns(tx) {
+			m.counted.rows-- // another shard's row
+			continue
+		}
+		kept = append(kept, tx)
+	}
+	clear(m.disputes[len(kept):])
+	m.disputes = kept
+}
+
+// disputeIDs returns the disputes of tonight's events, whose events of
+// earlier nights the ledger is asked for (Questions.Disputes).
+func (m *Matcher) disputeIDs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, tx := range m.disputes {
+		if k := disputeKey(tx); tx.Kind.Disputed() && !seen[k] {
+			seen[k] = true
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// disputeKey is the dispute an event belongs to: the dispute's id, else
+// the row's channel id, else its fingerprint (a row that names nothing
+// is a dispute of its own).
+func disputeKey(tx reconcile.Transaction) string {
+	switch {
+	case tx.DisputeID != "":
+		return tx.DisputeID
+	case tx.ChannelTxnID != "":
+		return tx.ChannelTxnID
+	}
+	return "#" + tx.Fingerprint()
+}
+
+// eventID tells one event apart from another of its dispute: the same
+// row again in a later file is the same event, counted once.
+func eventID(tx reconcile.Transaction) string {
+	id := tx.ChannelTxnID
+	if id == "" {
+		id = tx.Fingerprint()
+	}
+	return string(tx.Kind) + "\x00" + disputeKey(tx) + "\x00" + id
+}
+
+// disputeCase is one dispute as tonight sees it: its events of earlier
+// nights, then tonight's new ones, in the order they happened.
+type disputeCase struct {
+	key    string
+	events []reconcile.Transaction
+	new    []bool // events[i] is new tonight
+}
+
+// sums are the money the dispute returned to the customer (chargebacks
+// of both rounds) and gave back to us (reversals).
+func (d *disputeCase) sums() (charged, reversed int64) {
+	for _, e := range d.events {
+		if e.Kind == reconcile.KindChargebackReversal {
+			reversed = reconcile.AddSaturating(reversed, e.Amount)
+		} else {
+			charged = reconcile.AddSaturating(charged, e.Amount)
+		}
+	}
+	return charged, reversed
+}
+
+// status is the dispute's standing after its last event.
+func (d *disputeCase) status() string {
+	switch d.events[len(d.events)-1].Kind {
+	case reconcile.KindChargebackReversal:
+		return reconcile.DisputeWon
+	case reconcile.KindSecondChargeback:
+		return reconcile.DisputeLost
+	}
+	return reconcile.DisputeOpen
+}
+
+// first is the index of the dispute's first chargeback, -1 when none.
+func (d *disputeCase) first() int {
+	return slices.IndexFunc(d.events, func(e reconcile.Transaction) bool { return e.Kind != reconcile.KindChargebackReversal })
+}
+
+// disputeCases applies rule 14 to tonight's events: a finding for each
+// new chargeback and each event that fits no chargeback, the standing
+// of earlier nights' disputes that tonight's events settle, and the new
+// events, for the ledger to keep.
+func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding)) {
+	seen := map[string]bool{}
+	earlier := map[string][]reconcile.Transaction{}
+	m.earlierEvents(func(tx reconcile.Transaction) {
+		if !seen[eventID(tx)] {
+			seen[eventID(tx)] = true
+			earlier[disputeKey(tx)] = append(earlier[disputeKey(tx)], tx)
+		}
+	})
+	var order []string // of the disputes, as tonight's file first names them
+	tonight := map[string][]reconcile.Transaction{}
+	for _, tx := range m.disputes {
+		if seen[eventID(tx)] {
+			continue // an event an earlier file (or this one) carried: counted then
+		}
+		seen[eventID(tx)] = true
+		res.DisputeEvents = append(res.DisputeEvents, tx)
+		if tx.Kind == reconcile.KindRefundReversal {
+			add(refundReversed(tx, m.orders[tx.OrderNo]))
+			continue
+		}
+		k := disputeKey(tx)
+		if tonight[k] == nil {
+			order = append(order, k)
+		}
+		tonight[k] = append(tonight[k], tx)
+	}
+	for _, k := range order {
+		d := &disputeCase{key: k}
+		for _, e := range earlier[k] {
+			d.events, d.new = append(d.events, e), append(d.new, false)
+		}
+		for _, e := range tonight[k] {
+			d.events, d.new = append(d.events, e), append(d.new, true)
+		}
+		sortEvents(d)
+		m.disputeCase(d, res, add)
+	}
+}
+
+// earlierEvents calls fn with each dispute event of earlier nights the
+// ledger told of: those of tonight's disputes, and those of the orders
+// tonight touches.
+func (m *Matcher) earlierEvents(fn func(reconcile.Transaction)) {
+	for _, tx := range m.earlierDisputes {
+		fn(tx)
+	}
+	for _, o := range m.orders {
+		for _, tx := range o.Disputes {
+			fn(tx)
+		}
+	}
+}
+
+// linkOrphans gives a reversal or second chargeback of tonight whose
+// dispute has no chargeback to the one dispute of its order that has
+// one, tonight's or an earlier night's: a channel whose reversal does
+// not repeat the dispute's id. With none or several, it stays apart and
+// is told. Call it once the ledger's answers are in, before rules 8 and
+// 14 count the events.
+func (m *Matcher) linkOrphans() {
+	charged := map[string]bool{}     // disputes with a chargeback
+	byOrder := map[string][]string{} // those disputes, by order
+	note := func(e reconcile.Transaction) {
+		if !e.Kind.Disputed() || e.Kind == reconcile.KindChargebackReversal {
+			return
+		}
+		k := disputeKey(e)
+		charged[k] = true
+		if e.OrderNo != "" && !slices.Contains(byOrder[e.OrderNo], k) {
+			byOrder[e.OrderNo] = append(byOrder[e.OrderNo], k)
+		}
+	}
+	m.earlierEvents(note)
+	for _, e := range m.disputes {
+		note(e)
+	}
+	for i := range m.disputes {
+		e := &m.disputes[i]
+		if !e.Kind.Disputed() || charged[disputeKey(*e)] || e.OrderNo == "" {
+			continue
+		}
+		if to := byOrder[e.OrderNo]; len(to) == 1 {
+			e.DisputeID = to[0]
+		}
+	}
+}
+
+// disputeCase tells one dispute: a new chargeback, an event that fits
+// none, or the new standing of a chargeback an earlier night told.
+func (m *Matcher) disputeCase(d *disputeCase, res *Classification, add func(reconcile.Finding)) {
+	first := d.first()
+	if first < 0 {
+		for i, e := range d.events {
+			if d.new[i] {
+				add(disputeMismatch(e, "it links to no chargeback: none of its dispute, and none of its order the job could tie it to"))
+			}
+		}
+		return
+	}
+	charged, reversed := d.sums()
+	if reversed > charged {
+		for i, e := range d.events {
+			if d.new[i] && e.Kind == reconcile.KindChargebackReversal {
+				add(disputeMismatch(e, fmt.Sprintf("its dispute's reversals (%s) give back more than its chargebacks took (%s)",
+					money(reversed, e.Currency), money(charged, e.Currency))))
+			}
+		}
+	}
+	if d.new[first] {
+		add(chargeback(d, m.orders[d.events[first].OrderNo]))
+		return
+	}
+	if res.DisputeStatus == nil {
+		res.DisputeStatus = map[string]string{}
+	}
+	res.DisputeStatus[d.key] = d.status()
+}
+
+// sortEvents puts a dispute's events in the order they happened: at one
+// time, earlier nights' first, then a file's in its order of lines.
+func sortEvents(d *disputeCase) {
+	type event struct {
+		tx  reconcile.Transaction
+		new bool
+	}
+	events := make([]event, len(d.events))
+	for i := range events {
+		events[i] = event{d.events[i], d.new[i]}
+	}
+	sort.SliceStable(events, func(i, j int) bool {
+		a, b := events[i], events[j]
+		switch {
+		case !a.tx.OccurredAt.Equal(b.tx.OccurredAt):
+			return a.tx.OccurredAt.Before(b.tx.OccurredAt)
+		case a.new != b.new:
+			return !a.new
+		}
+		return a.tx.Line < b.tx.Line
+	})
+	for i, e := range events {
+		d.events[i], d.new[i] = e.tx, e.new
+	}
+}
+
+// chargeback is rule 14's finding of a new dispute: its first
+// chargeback, with what became of it tonight, and the refunds of its
+// order beside it.
+func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
+	cb := d.events[d.first()]
+	f := fromRow(cb, nil)
+	f.Category, f.Kind = reconcile.Chargeback, reconcile.KindChargeback
+	f.FeeMilli, f.DisputeID, f.DisputeStatus, f.Reason = cb.FeeMilli, d.key, d.status(), cb.Reason
+	for _, e := range d.events[d.first()+1:] {
+		f.Related = append(f.Related, describeEvent(e))
+	}
+	var b strings.Builder
+	switch {
+	case cb.OrderNo == "":
+		fmt.Fprintf(&b, "The channel took back %s under dispute %s, on a payment no order of ours holds", money(cb.Amount, cb.Currency), d.key)
+		if cb.PaymentID != "" {
+			fmt.Fprintf(&b, " (payment id %s)", cb.PaymentID)
+		}
+		b.WriteString(": money we cannot place. Find the payment, then answer the dispute or accept it.")
+	case o == nil:
+		fmt.Fprintf(&b, "The channel took back %s of order %s under dispute %s, but the order is not in our records: find it, then answer the dispute or accept it.",
+			money(cb.Amount, cb.Currency), cb.OrderNo, d.key)
+	default:
+		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus, f.LocalTxnID =
+			true, o.Order.Amount, o.Order.Currency, o.Order.Status, o.Order.ChannelTxnID
+		fmt.Fprintf(&b, "The customer of order %s (paid %s) disputed the payment with their bank: the channel took back %s under dispute %s",
+			cb.OrderNo, money(o.Order.Amount, o.Order.Currency), money(cb.Amount, cb.Currency), d.key)
+		if cb.Reason != "" {
+			fmt.Fprintf(&b, " (reason: %s)", cb.Reason)
+		}
+		b.WriteString(". Answer the dispute with the channel, or accept it.")
+		refunded := 0
+		for _, r := range o.Refunds {
+			if r.Status == reconcile.RefundSucceeded {
+				refunded++
+			}
+			f.Related = append(f.Related, fmt.Sprintf("refund %s of the order, %s, %s in our records", r.RefundNo, money(r.Amount, r.Currency), r.Status))
+		}
+		if refunded > 0 {
+			b.WriteString(" The order has been refunded too: see its refunds.")
+		}
+	}
+	switch f.DisputeStatus {
+	case reconcile.DisputeWon:
+		b.WriteString(" Tonight's file also reverses it: the dispute is won.")
+	case reconcile.DisputeLost:
+		b.WriteString(" Tonight's file also charges it back a second time: the dispute is lost.")
+	}
+	f.Hint = b.String()
+	return f
+}
+
+// disputeMismatch is an event of a dispute that fits no chargeback.
+func disputeMismatch(e reconcile.Transaction, why string) reconcile.Finding {
+	f := fromRow(e, nil)
+	f.Category, f.DisputeID = reconcile.DisputeMismatch, disputeKey(e)
+	what := "A reversal"
+	if e.Kind == reconcile.KindSecondChargeback {
+		what = "A second chargeback"
+	}
+	f.Hint = fmt.Sprintf("%s of %s (dispute %s, line %d) does not fit: %s. Find its chargeback with the channel.",
+		what, money(e.Amount, e.Currency), f.DisputeID, e.Line, why)
+	return f
+}
+
+// refundReversed is a refund the scheme could not credit: the money came
+// back to us, and the customer has not got it.
+func refundReversed(e reconcile.Transaction, o *reconcile.OrderRefunds) reconcile.Finding {
+	f := fromRow(e, nil)
+	f.Category = reconcile.RefundReversed
+	name := e.RefundNo
+	if name == "" {
+		name = "with channel id " + e.ChannelTxnID
+	}
+	f.Hint = fmt.Sprintf("Refund %s of order %s (%s) came back from the customer's bank: the customer did not get that money. Refund it again another way, or mark our refund failed.",
+		name, e.OrderNo, money(e.Amount, e.Currency))
+	if o != nil {
+		for _, r := range o.Refunds {
+			if r.RefundNo == e.RefundNo || e.RefundNo == "" && r.ChannelTxnID == e.ChannelTxnID {
+				f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus = true, r.Amount, r.Currency, r.Status
+				f.RefundNo = r.RefundNo
+			}
+		}
+	}
+	return f
+}
+
+// describeEvent is one line of a chargeback's Related column.
+func describeEvent(e reconcile.Transaction) string {
+	what := map[reconcile.Kind]string{reconcile.KindChargeback: "chargeback", reconcile.KindChargebackReversal: "reversal (won)",
+		reconcile.KindSecondChargeback: "second chargeback (lost)"}[e.Kind]
+	s := fmt.Sprintf("%s, %s", what, money(e.Amount, e.Currency))
+	if e.ChannelTxnID != "" {
+		s += ", channel id " + e.ChannelTxnID
+	}
+	if !e.OccurredAt.IsZero() {
+		s += ", " + e.OccurredAt.Format("2006-01-02 15:04:05")
+	}
+	return s
+}
+
+// disputedOrder says why group g's duplicates may not be reversed by
+// themselves: its order has a chargeback, tonight's or one still
+// standing from an earlier night (rule 14), "" when it has none.
+func (m *Matcher) disputedOrder(order string) string {
+	if k, ok := m.disputed[order]; ok {
+		return "order " + order + " has a chargeback (dispute " + k + "): the dispute may already have returned this money"
+	}
+	return ""
+}
+
+// disputed begins the name of a dispute among an order's refunds (rule
+// 8): its events count as one refund.
+const disputed = "\x01"
+
+// disputesSeen adds to an order's refunds, by number (byNo), its
+// disputes as refunds of their own, each the money its chargebacks took
+// less what its reversals gave back, from the events of earlier nights
+// and of tonight (rows; refund rows among them are not theirs); and marks
+// the refunds that bounced. An event counts once, however many files
+// carry it.
+func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transaction) {
+	seen := map[string]bool{}
+	var bounced []reconcile.Transaction
+	visit := func(tx reconcile.Transaction, tonight bool) {
+		if tx.Kind == reconcile.KindRefund || seen[eventID(tx)] {
+			return
+		}
+		seen[eventID(tx)] = true
+		if tx.Kind == reconcile.KindRefundReversal {
+			bounced = append(bounced, tx)
+			return
+		}
+		no := disputed + disputeKey(tx)
+		r := byNo[no]
+		if r == nil {
+			r = &refundSeen{no: no, dispute: true, channel: true, currency: tx.Currency}
+			byNo[no] = r
+		}
+		if tx.Kind == reconcile.KindChargebackReversal {
+			r.back = reconcile.AddSaturating(r.back, tx.Amount)
+			return
+		}
+		r.amount = reconcile.AddSaturating(r.amount, tx.Amount)
+		if tx.OccurredAt.After(r.at) || r.at.IsZero() {
+			r.at, r.id, r.line = tx.OccurredAt, tx.ChannelTxnID, tx.Line
+		}
+		if tonight {
+			r.tonight = true
+		} else {
+			r.before = true
+		}
+	}
+	for _, tx := range earlier {
+		visit(tx, false)
+	}
+	for _, tx := range rows {
+		visit(tx, true)
+	}
+	for _, r := range byNo {
+		if r.dispute {
+			r.amount = max(0, r.amount-r.back)
+			// A chargeback new tonight takes money again, whatever the
+			// dispute took before: the order's case is told anew.
+			r.before = r.before && !r.tonight
+		}
+	}
+	for _, tx := range bounced {
+		for _, r := range byNo {
+			if !r.dispute && (tx.RefundNo != "" && r.no == tx.RefundNo || tx.RefundNo == "" && tx.ChannelTxnID != "" && r.id == tx.ChannelTxnID) {
+				r.bounced = true
+			}
+		}
+	}
+}
+
+// lastDispute is the dispute of an over-refunded order's refunds that
+// took money last, "" when no chargeback counts among them.
+func lastDispute(refunds []*refundSeen) string {
+	k := ""
+	for _, r := range refunds {
+		if r.dispute && r.amount > 0 {
+			k = strings.TrimPrefix(r.no, disputed)
+		}
+	}
+	return k
+}
+
+// countDoors says how an order's money went back: "2 refunds", "1
+// refund and 1 chargeback".
+func countDoors(refunds []*refundSeen) string {
+	n, c := 0, 0
+	for _, r := range refunds {
+		switch {
+		case !r.dispute:
+			n++
+		case r.amount > 0:
+			c++
+		}
+	}
+	plural := func(k int, what string) string {
+		if k == 1 {
+			return "1 " + what
+		}
+		return fmt.Sprintf("%d %ss", k, what)
+	}
+	switch {
+	case c == 0:
+		return plural(n, "refund")
+	case n == 0:
+		return plural(c, "chargeback")
+	}
+	return plural(n, "refund") + " and " + plural(c, "chargeback")
+}
+
+// RepeatedOrders returns the orders of tonight's keys with more than one
+// row, tonight's or earlier nights': the duplicates whose reversal waits
+// on a chargeback of their order (Known.Disputed). Call it once the
+// earlier nights are in (Nights).
+func (m *Matcher) RepeatedOrders() []string {
+	seen := map[string]bool{}
+	var out []string
+	for gi := range int32(m.store.Groups()) {
+		if m.store.Glance(gi).Rows < 2 && len(m.earlier[gi]) == 0 {
+			continue
+		}
+		if order := m.store.Order(gi); order != "" && !seen[order] {
+			seen[strings.Clone(order)] = true
+			out = append(out, strings.Clone(order))
+		}
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,258 @@
+package matcher_test
+
+import (
+	"strings"
+	"testing"
+
+	"reconcile"
+	"reconcile/matcher"
+)
+
+// Rule 14: chargebacks. Order O1 was paid 100 (channel id TO1); the
+// customer's bank disputed it (dispute D1).
+
+func dispute(kind reconcile.Kind, order, id string, amount int64, at string) reconcile.Transaction {
+	return reconcile.Transaction{Kind: kind, OrderNo: order, ChannelTxnID: "CB-" + id + "-" + string(kind), DisputeID: id,
+		PaymentID: "TO1", Amount: amount, Currency: "CNY", OccurredAt: when(at), Status: reconcile.StatusSuccess, FeeMilli: 1_500_000,
+		Reason: "fraudulent"}
+}
+
+func cb(order, id string, amount int64, at string) reconcile.Transaction {
+	return dispute(reconcile.KindChargeback, order, id, amount, at)
+}
+
+func reversal(order, id string, amount int64, at string) reconcile.Transaction {
+	return dispute(reconcile.KindChargebackReversal, order, id, amount, at)
+}
+
+// only returns the findings of the category.
+func only(c matcher.Classification, cat reconcile.Category) []reconcile.Finding {
+	var out []reconcile.Finding
+	for _, f := range c.Findings {
+		if f.Category == cat {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func TestChargebackAndRefundOfOneOrder(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
+	r1 := paidRefund("O1", "R1", 100, "2026-11-27 10:00:00.000")
+	tests := []struct {
+		name string
+		n    night
+		over bool   // an over_refund of O1 is told
+		cb   string // the chargeback finding's dispute status, "" for none
+	}{
+		{
+			name: "refunded on an earlier night, charged back tonight",
+			n:    night{date: "2026-11-28", rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}, orders: []reconcile.LocalRecord{o1}, refunds: []reconcile.LocalRecord{r1}},
+			over: true, cb: reconcile.DisputeOpen,
+		},
+		{
+			name: "charged back on an earlier night, refunded tonight",
+			n: night{date: "2026-11-28", rows: []reconcile.Transaction{rowOf(paidRefund("O1", "R1", 100, "2026-11-28 10:00:00.000"))},
+				orders: []reconcile.LocalRecord{o1}, refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-28 10:00:00.000")},
+				events: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 11:00:00.000")}},
+			over: true,
+		},
+		{
+			name: "refund and chargeback the same night",
+			n: night{date: "2026-11-28", rows: []reconcile.Transaction{rowOf(paidRefund("O1", "R1", 100, "2026-11-28 10:00:00.000")), cb("O1", "D1", 100, "2026-11-28 11:00:00.000")},
+				orders: []reconcile.LocalRecord{o1}, refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-28 10:00:00.000")}},
+			over: true, cb: reconcile.DisputeOpen,
+		},
+		{
+			name: "a chargeback alone is no over-refund",
+			n:    night{date: "2026-11-28", rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}, orders: []reconcile.LocalRecord{o1}},
+			cb:   reconcile.DisputeOpen,
+		},
+		{
+			name: "a partial refund and a partial chargeback within what was paid",
+			n: night{date: "2026-11-28", rows: []reconcile.Transaction{cb("O1", "D1", 40, "2026-11-28 11:00:00.000")}, orders: []reconcile.LocalRecord{o1},
+				refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 60, "2026-11-27 10:00:00.000")}},
+			cb: reconcile.DisputeOpen,
+		},
+		{
+			name: "charged back and reversed tonight: won, the refund alone counts",
+			n: night{date: "2026-11-28", rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000"), reversal("O1", "D1", 100, "2026-11-28 15:00:00.000")},
+				orders: []reconcile.LocalRecord{o1}, refunds: []reconcile.LocalRecord{r1}},
+			cb: reconcile.DisputeWon,
+		},
+		{
+			name: "the chargeback an earlier night told, again in tonight's file: told once",
+			n: night{date: "2026-11-28", rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 11:00:00.000")}, orders: []reconcile.LocalRecord{o1},
+				refunds: []reconcile.LocalRecord{r1}, events: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 11:00:00.000")},
+				reported: 200},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := tt.n.classify(t)
+			over := only(c, reconcile.OverRefund)
+			if (len(over) == 1) != tt.over || len(over) > 1 {
+				t.Fatalf("over_refund findings: %+v, want one: %v", over, tt.over)
+			}
+			if tt.over {
+				f := over[0]
+				if f.DisputeID != "D1" || f.AtRisk() != 100 || !strings.Contains(f.Hint, "1 refund and 1 chargeback") {
+					t.Errorf("over_refund: dispute %q, at risk %d, hint %q; want D1, 100, both doors named", f.DisputeID, f.AtRisk(), f.Hint)
+				}
+				if len(f.Related) != 2 || !strings.Contains(strings.Join(f.Related, "|"), "chargeback D1") {
+					t.Errorf("over_refund names %q, want the refund and the chargeback", f.Related)
+				}
+			}
+			cbs := only(c, reconcile.Chargeback)
+			if (len(cbs) == 1) != (tt.cb != "") || len(cbs) > 1 {
+				t.Fatalf("chargeback findings: %+v, want one: %v", cbs, tt.cb != "")
+			}
+			if tt.cb != "" {
+				f := cbs[0]
+				if f.DisputeStatus != tt.cb || f.DisputeID != "D1" || f.OrderNo != "O1" || f.FeeMilli != 1_500_000 || f.Reason != "fraudulent" ||
+					f.AtRisk() != f.ChannelAmount || !f.NeedsReview() || !f.HasLocal || f.LocalAmount != 100 {
+					t.Errorf("chargeback: %+v", f)
+				}
+			}
+			if n := len(c.Findings) - len(over) - len(cbs); n != 0 {
+				t.Errorf("%d findings besides: %+v", n, c.Findings)
+			}
+		})
+	}
+}
+
+func TestDisputeAcrossNights(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
+	earlierCB := cb("O1", "D1", 100, "2026-11-27 11:00:00.000")
+	tests := []struct {
+		name     string
+		rows     []reconcile.Transaction
+		events   []reconcile.Transaction
+		status   string // the earlier chargeback's new standing, "" for none
+		mismatch string // a phrase of a dispute_mismatch's hint, "" for none
+		stored   int    // new events for the ledger
+	}{
+		{name: "won tonight", rows: []reconcile.Transaction{reversal("O1", "D1", 100, "2026-11-28 09:00:00.000")},
+			events: []reconcile.Transaction{earlierCB}, status: reconcile.DisputeWon, stored: 1},
+		{name: "lost for good tonight", events: []reconcile.Transaction{earlierCB, reversal("O1", "D1", 100, "2026-11-27 15:00:00.000")},
+			rows: []reconcile.Transaction{dispute(reconcile.KindSecondChargeback, "O1", "D1", 100, "2026-11-28 09:00:00.000")}, status: reconcile.DisputeLost, stored: 1},
+		{name: "a reversal under another dispute id goes to the order's one dispute", events: []reconcile.Transaction{earlierCB},
+			rows: []reconcile.Transaction{reversal("O1", "D9", 100, "2026-11-28 09:00:00.000")}, status: reconcile.DisputeWon, stored: 1},
+		{name: "a reversal of no chargeback", rows: []reconcile.Transaction{reversal("O1", "D1", 100, "2026-11-28 09:00:00.000")},
+			mismatch: "links to no chargeback", stored: 1},
+		{name: "a reversal of more than was charged back", events: []reconcile.Transaction{earlierCB},
+			rows: []reconcile.Transaction{reversal("O1", "D1", 150, "2026-11-28 09:00:00.000")}, status: reconcile.DisputeWon,
+			mismatch: "give back more than its chargebacks took (1.00 CNY", stored: 1},
+		{name: "a reversal an earlier night already counted", events: []reconcile.Transaction{earlierCB, reversal("O1", "D1", 100, "2026-11-27 15:00:00.000")},
+			rows: []reconcile.Transaction{reversal("O1", "D1", 100, "2026-11-27 15:00:00.000")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := night{date: "2026-11-28", rows: tt.rows, orders: []reconcile.LocalRecord{o1}, events: tt.events}.classify(t)
+			if got := c.DisputeStatus["D1"]; got != tt.status {
+				t.Errorf("D1's standing: %q, want %q (%v)", got, tt.status, c.DisputeStatus)
+			}
+			if cbs := only(c, reconcile.Chargeback); len(cbs) != 0 {
+				t.Errorf("a chargeback an earlier night told is told again: %+v", cbs)
+			}
+			mm := only(c, reconcile.DisputeMismatch)
+			if (len(mm) > 0) != (tt.mismatch != "") || len(mm) > 0 && !strings.Contains(mm[0].Hint, tt.mismatch) {
+				t.Errorf("dispute_mismatch: %+v, want one saying %q", mm, tt.mismatch)
+			}
+			if len(c.DisputeEvents) != tt.stored {
+				t.Errorf("events to keep: %+v, want %d", c.DisputeEvents, tt.stored)
+			}
+			if over := only(c, reconcile.OverRefund); len(over) != 0 {
+				t.Errorf("over_refund: %+v", over)
+			}
+		})
+	}
+}
+
+// A second chargeback after a won round takes the money again: an order
+// refunded in full is over-refunded anew that night.
+func TestSecondChargebackTakesAgain(t *testing.T) {
+	n := night{date: "2026-11-28", orders: []reconcile.LocalRecord{paidOrder("O1", 100, "2026-11-26 09:00:00.000")},
+		refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-26 10:00:00.000")},
+		events:  []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 11:00:00.000"), reversal("O1", "D1", 100, "2026-11-27 15:00:00.000")},
+		rows:    []reconcile.Transaction{dispute(reconcile.KindSecondChargeback, "O1", "D1", 100, "2026-11-28 09:00:00.000")},
+		// the earlier night's chargeback told an over_refund of 200
+		reported: 200,
+	}
+	c := n.classify(t)
+	if over := only(c, reconcile.OverRefund); len(over) != 1 || over[0].ChannelAmount != 200 || over[0].Kind != reconcile.KindChargeback {
+		t.Errorf("over_refund: %+v, want one of 200 named by the second chargeback", over)
+	}
+	if c.DisputeStatus["D1"] != reconcile.DisputeLost {
+		t.Errorf("standing: %v", c.DisputeStatus)
+	}
+}
+
+func TestChargebackPlacedByPaymentID(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
+	placed := cb("", "D1", 100, "2026-11-28 11:00:00.000")
+	lost := cb("", "D2", 70, "2026-11-28 12:00:00.000")
+	lost.PaymentID = "pi_unknown"
+	c := night{date: "2026-11-28", orders: []reconcile.LocalRecord{o1}, rows: []reconcile.Transaction{placed, lost},
+		refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-27 10:00:00.000")}}.classify(t)
+	cbs := only(c, reconcile.Chargeback)
+	if len(cbs) != 2 || cbs[0].OrderNo != "" || cbs[0].DisputeID != "D2" || cbs[1].OrderNo != "O1" {
+		t.Fatalf("chargebacks: %+v, want D2 on no order and D1 on O1", cbs)
+	}
+	if !strings.Contains(cbs[0].Hint, "payment id pi_unknown") || !strings.Contains(cbs[0].Hint, "cannot place") {
+		t.Errorf("the unplaced chargeback's hint: %q", cbs[0].Hint)
+	}
+	if over := only(c, reconcile.OverRefund); len(over) != 1 || over[0].OrderNo != "O1" {
+		t.Errorf("over_refund: %+v, want O1's", over)
+	}
+}
+
+// Rule 14: a duplicate of an order with a chargeback is not reversed by
+// itself, whether the chargeback is tonight's or still stands from an
+// earlier night; once reversed (won), it no longer holds the duplicate.
+func TestNoAutomaticReversalWhileDisputed(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-28 09:00:00.000")
+	dup := []reconcile.Transaction{rowOf(o1), pay("O1", "T2", 100, "09:05")}
+	dup[1].OccurredAt = when("2026-11-28 09:05:00.000")
+	tests := []struct {
+		name   string
+		rows   []reconcile.Transaction
+		events []reconcile.Transaction
+		auto   bool
+	}{
+		{name: "no dispute", rows: dup, auto: true},
+		{name: "charged back tonight", rows: append(dup[:2:2], cb("O1", "D1", 100, "2026-11-28 12:00:00.000"))},
+		{name: "charged back on an earlier night", rows: dup, events: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 12:00:00.000")}},
+		{name: "charged back and won on earlier nights", rows: dup, auto: true,
+			events: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-27 12:00:00.000"), reversal("O1", "D1", 100, "2026-11-27 18:00:00.000")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := night{date: "2026-11-28", rows: tt.rows, orders: []reconcile.LocalRecord{o1}, events: tt.events}.classify(t)
+			d := only(c, reconcile.DuplicatePayment)
+			if len(d) != 1 || d[0].AutoReverse != tt.auto {
+				t.Fatalf("duplicates: %+v, want one, automatic %v", d, tt.auto)
+			}
+			if !tt.auto && !strings.Contains(d[0].Hint, "has a chargeback (dispute D1)") {
+				t.Errorf("hint %q does not say why", d[0].Hint)
+			}
+		})
+	}
+}
+
+// A refund that bounced is told, and no longer counts in its order's
+// money returned.
+func TestRefundReversed(t *testing.T) {
+	back := reconcile.Transaction{Kind: reconcile.KindRefundReversal, OrderNo: "O1", RefundNo: "R1", ChannelTxnID: "RR1", PaymentID: "TO1",
+		Amount: 100, Currency: "CNY", OccurredAt: when("2026-11-28 09:00:00.000"), Status: reconcile.StatusSuccess}
+	c := night{date: "2026-11-28", orders: []reconcile.LocalRecord{paidOrder("O1", 100, "2026-11-26 09:00:00.000")},
+		refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-27 10:00:00.000")},
+		rows:    []reconcile.Transaction{back, cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}}.classify(t)
+	rr := only(c, reconcile.RefundReversed)
+	if len(rr) != 1 || rr[0].RefundNo != "R1" || !rr[0].HasLocal || rr[0].LocalStatus != reconcile.RefundSucceeded {
+		t.Errorf("refund_reversed: %+v", rr)
+	}
+	if over := only(c, reconcile.OverRefund); len(over) != 0 {
+		t.Errorf("the bounced refund still counts: %+v", over)
+	}
+}

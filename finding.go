@@ -165,6 +165,9 @@ type Finding struct {
 	// of an over_refund that a chargeback took past what was paid;
 	// DisputeStatus (DisputeOpen, …) and Reason are a chargeback's.
 	DisputeID, DisputeStatus, Reason string
+	// Customer is the customer of a chargeback's order (orders.user_id),
+	// "" when the local tables do not say.
+	Customer string
 	// AutoReverse is set on unambiguous duplicates only: they get a
 	// reversal journal without a person looking.
 	AutoReverse bool

@@ -53,15 +53,22 @@ SELECT t.order_no FROM touched t
                   AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)`
 
 // orderRefundsSQL: $1 the orders, $2 shards, $3 this shard. Each order
-// with every local refund of it, whatever its date and status.
-var orderRefundsSQL = `
-SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''),
+// with its customer (or NULL) and every local refund of it, whatever its
+// date and status.
+func orderRefundsSQL(customers bool) string {
+	customer := "NULL::bigint"
+	if customers {
+		customer = "o.user_id"
+	}
+	return `
+SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''), ` + customer + `,
        x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, ''), x.refunded_at
   FROM orders o
   LEFT JOIN refunds x ON x.order_no = o.order_no
  WHERE o.order_no = ANY($1::text[])
    AND ($2::bigint = 1 OR ` + shardSQL("o.order_no", "$2::bigint") + ` = $3)
  ORDER BY o.order_no, x.refund_no`
+}
 
 // earlierRefundsSQL: $1 channel, $2 orders, $3 the business date. The
 // refund rows earlier nights' findings remember, and the cases they told
@@ -116,7 +123,11 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 		return nil
 	}
 	count, index := shardArgs(shard)
-	rows, err := db.pool.Query(ctx, orderRefundsSQL, orders, count, index)
+	customers, err := db.HasCustomers(ctx)
+	if err != nil {
+		return err
+	}
+	rows, err := db.pool.Query(ctx, orderRefundsSQL(customers), orders, count, index)
 	if err != nil {
 		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 	}
@@ -126,14 +137,17 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 		var (
 			o                         reconcile.LocalRecord
 			refundNo, cur, status, id *string
-			amount                    *int64
+			amount, customer          *int64
 			refundedAt                *time.Time
 		)
 		o.Kind = reconcile.KindPayment
-		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID,
+		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID, &customer,
 			&refundNo, &amount, &cur, &status, &id, &refundedAt); err != nil {
 			rows.Close()
 			return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+		}
+		if customer != nil {
+			o.Customer, o.HasCustomer = *customer, true
 		}
 		or := byOrder[o.OrderNo]
 		if or == nil {

@@ -149,7 +149,7 @@ SELECT f.ref, f.category, f.kind, coalesce(f.order_no, ''), coalesce(f.refund_no
        f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse,
        coalesce(f.row_fingerprint, ''), coalesce(f.related, '{}'), coalesce(f.fee_milli, 0),
        coalesce(f.expected_fee_milli, 0), coalesce(f.dispute_id, ''), coalesce(f.dispute_status, ''),
-       coalesce(f.dispute_reason, '')
+       coalesce(f.dispute_reason, ''), coalesce(f.customer, '')
   FROM findings f`
 
 func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) ([]reconcile.Finding, error) {
@@ -171,7 +171,7 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
 			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
 			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint, &f.Related, &f.FeeMilli,
-			&f.ExpectedFeeMilli, &f.DisputeID, &f.DisputeStatus, &f.Reason); err != nil {
+			&f.ExpectedFeeMilli, &f.DisputeID, &f.DisputeStatus, &f.Reason, &f.Customer); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 		}
 		if ref != nil {

@@ -288,6 +288,7 @@ var findingColumns = []string{
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
 	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
 	"row_fingerprint", "related", "fee_milli", "expected_fee_milli", "dispute_id", "dispute_status", "dispute_reason",
+	"customer",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -331,7 +332,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
 			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
-			nullString(f.DisputeID), nullString(f.DisputeStatus), nullString(f.Reason),
+			nullString(f.DisputeID), nullString(f.DisputeStatus), nullString(f.Reason), nullString(f.Customer),
 		}, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"reconcile"
@@ -335,6 +336,9 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 	default:
 		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus, f.LocalTxnID =
 			true, o.Order.Amount, o.Order.Currency, o.Order.Status, o.Order.ChannelTxnID
+		if o.Order.HasCustomer {
+			f.Customer = strconv.FormatInt(o.Order.Customer, 10)
+		}
 		fmt.Fprintf(&b, "The customer of order %s (paid %s) disputed the payment with their bank: the channel took back %s under dispute %s",
 			cb.OrderNo, money(o.Order.Amount, o.Order.Currency), money(cb.Amount, cb.Currency), d.key)
 		if cb.Reason != "" {

@@ -20,10 +20,10 @@ import (
 	"reconcile"
 )
 
-// The list sheets (Review, Pending, Auto-reversed) are tables of findings
+// The list sheets (Review, Chargebacks, Pending, Auto-reversed) are tables of findings
 // under a header row, one a line. The Review sheets hold review_max_lines
-// lines (50,000 unless set, 1,048,575 at the most); Pending and
-// Auto-reversed hold every finding of theirs, bounded by the night's rows
+// lines (50,000 unless set, 1,048,575 at the most); Chargebacks, Pending
+// and Auto-reversed hold every finding of theirs, bounded by the night's rows
 // alone; a sheet holds 1,048,575. excelize lays these sheets out with
 // their header alone (frozen pane, column widths, autofilter, dropdown,
 // all sized for the lines to come), and their lines are written into the
@@ -91,6 +91,8 @@ func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []l
 		fill: func(f reconcile.Finding, cells lineCells) { pendingLine(f, loc, cells) }}
 	auto := listSheet{name: SheetAutoReversed, header: autoHeader, widths: autoWidths,
 		fill: func(f reconcile.Finding, cells lineCells) { autoLine(f, loc, keys[f.RowKey()], cells) }}
+	chargebacks := listSheet{name: SheetChargebacks, header: chargebackHeader, widths: chargebackWidths,
+		fill: func(f reconcile.Finding, cells lineCells) { chargebackLine(f, loc, cells) }}
 	line := 0
 	for i, f := range res.Findings {
 		if f.NeedsReview() && line < lay.inWorkbook {
@@ -104,6 +106,12 @@ func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []l
 		if f.AutoReverse {
 			auto.found = append(auto.found, i)
 		}
+		if f.Category == reconcile.Chargeback {
+			chargebacks.found = append(chargebacks.found, i)
+		}
+	}
+	if len(chargebacks.found) > 0 { // a channel without chargebacks is spared the sheet
+		lists = append(lists, chargebacks.split(lay.sheetLines)...)
 	}
 	return slices.Concat(lists, pending.split(lay.sheetLines), auto.split(lay.sheetLines))
 }
@@ -143,6 +151,21 @@ func autoLine(f reconcile.Finding, loc *time.Location, journalKey string, cells 
 		cells.money(6, f.ChannelAmount, f.Currency)
 	}
 	cells.texts(7, f.Currency, localTime(f.OccurredAt, loc), journalKey)
+}
+
+// chargebackLine fills cells with the line of a new chargeback: the
+// dispute beside the order's refunds, one a line of the last cell.
+func chargebackLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
+	clear(cells)
+	cells.texts(1, f.Ref, f.OrderNo, f.Customer)
+	cells.money(4, f.ChannelAmount, f.Currency)
+	if f.FeeMilli%1000 == 0 {
+		cells.money(5, f.FeeMilli/1000, f.Currency)
+	} else {
+		cells.text(5, reconcile.FormatFee(f.FeeMilli, f.Currency))
+	}
+	cells.texts(6, f.Currency, f.Reason, localTime(f.OccurredAt, loc), f.DisputeStatus, f.DisputeID, f.ChannelTxnID,
+		strings.Join(f.Related, "\n"))
 }
 
 // layOut writes the header of a list sheet and sizes its pane, filter and

@@ -56,11 +56,54 @@ func RunMessage(res *reconcile.Result, top int) Message {
 		// A local record's currency is whatever its table holds: plain text.
 		slack.NewSectionBlock(literal("Money at risk\n"+strings.Join(money, "\n")), nil, nil),
 	}
+	disputes := disputeLine(res)
+	if disputes != "" {
+		blocks = append(blocks, slack.NewSectionBlock(literal(disputes), nil, nil))
+	}
 	blocks = append(blocks, reviewBlocks(res, top)...)
 	if len(res.StillOpen) > 0 {
 		blocks = append(blocks, stillOpenBlocks(res, top)...)
 	}
-	return Message{Text: runFallback(res, head, moneyText), Blocks: blocks}
+	text := runFallback(res, head, moneyText)
+	if disputes != "" {
+		text += "; " + disputes
+	}
+	return Message{Text: text, Blocks: blocks}
+}
+
+// disputeLine says what the night's chargebacks did, "" when nothing:
+// "2 new chargebacks (USD 149.00), 1 order refunded and charged back
+// (USD 49.99)", the second the money returned past what was paid.
+func disputeLine(res *reconcile.Result) string {
+	var n, both int
+	taken, twice := map[string]int64{}, map[string]int64{}
+	for _, f := range res.Findings {
+		switch {
+		case f.Category == reconcile.Chargeback:
+			n++
+			taken[f.Currency] = reconcile.AddSaturating(taken[f.Currency], f.ChannelAmount)
+		case f.Category == reconcile.OverRefund && f.DisputeID != "":
+			both++
+			twice[f.Currency] = reconcile.AddSaturating(twice[f.Currency], f.AtRisk())
+		}
+	}
+	var parts []string
+	if n > 0 {
+		parts = append(parts, fmt.Sprintf("%d new %s (%s)", n, plural(n, "chargeback", "chargebacks"), amounts(taken)))
+	}
+	if both > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s refunded and charged back (%s)", both, plural(both, "order", "orders"), amounts(twice)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// amounts are sums by currency as a line says them: "USD 149.00, EUR 5.00".
+func amounts(sums map[string]int64) string {
+	var out []string
+	for _, cur := range sortedCurrencies(sums) {
+		out = append(out, letters(cur)+" "+reconcile.FormatAmount(sums[cur], cur))
+	}
+	return strings.Join(out, ", ")
 }
 
 // runFields are the facts of a run, the file's name among them.

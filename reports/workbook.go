@@ -27,6 +27,7 @@ import (
 const (
 	SheetSummary      = "Summary"
 	SheetReview       = "Review"
+	SheetChargebacks  = "Chargebacks"
 	SheetPending      = "Pending"
 	SheetAutoReversed = "Auto-reversed"
 	SheetTrend        = "Trend"
@@ -75,6 +76,13 @@ var autoHeader = []string{
 }
 
 var autoWidths = []float64{18, 24, 24, 32, 32, 15, 10, 20, 48}
+
+var chargebackHeader = []string{
+	"Finding", "Order No", "Customer", "Amount", "Fee", "Currency", "Reason", "Opened On", "Status", "Dispute ID",
+	"Channel Txn ID", "Refunds of the Order",
+}
+
+var chargebackWidths = []float64{32, 24, 14, 15, 12, 10, 22, 20, 9, 32, 32, 70}
 
 // categoryDescriptions say in plain words what each category means, for
 // the reader of the Summary sheet who does not know the job's vocabulary.

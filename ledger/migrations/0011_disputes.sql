@@ -7,7 +7,8 @@ ALTER TABLE findings
     ADD COLUMN dispute_status text
         CONSTRAINT findings_dispute_status_check
         CHECK (dispute_status IN ('open', 'won', 'lost')),
-    ADD COLUMN dispute_reason text;
+    ADD COLUMN dispute_reason text,
+    ADD COLUMN customer       text;
 
 CREATE INDEX findings_dispute_idx ON findings (channel, dispute_id) WHERE dispute_id IS NOT NULL;
 

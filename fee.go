@@ -49,6 +49,9 @@ type FeeTerms struct {
 // checked.
 type FeeContract struct {
 	Payment, Refund *FeeTerms
+	// Dispute is the fee a chargeback costs, of either round: a fixed
+	// fee, as the schemes' and channels' price lists state it.
+	Dispute *FeeTerms
 	// Tolerance is how far, in minor units, a row's fee may be from the
 	// contract's before it is a fee_mismatch.
 	Tolerance int64
@@ -78,7 +81,11 @@ func (c *FeeContract) Rule(kind Kind, currency string) (r FeeRule, ok bool, err 
 		return FeeRule{}, false, nil
 	}
 	terms, negative := c.Payment, false
-	if kind == KindRefund {
+	switch kind {
+	case KindChargeback, KindSecondChargeback:
+		terms = c.Dispute
+	case KindPayment:
+	case KindRefund:
 		terms = c.Refund
 		if terms != nil && terms.ReturnsShare {
 			if c.Payment == nil {
@@ -88,6 +95,8 @@ func (c *FeeContract) Rule(kind Kind, currency string) (r FeeRule, ok bool, err 
 			share.Fixed, share.Min, share.Max = "", "", ""
 			terms, negative = &share, true
 		}
+	default:
+		terms = nil // a reversal's or a batch's fee is not the contract's
 	}
 	if terms == nil {
 		return FeeRule{}, false, nil

@@ -32,6 +32,8 @@ func TestFeeRule(t *testing.T) {
 		{"maximum", FeeContract{Payment: &FeeTerms{RateNano: 6_000_000, Max: "25", Rounding: RoundHalfUp, Places: -1}}, KindPayment, "CNY", 100_000_00, 2_500_000},
 		{"a refund returns its share", FeeContract{Payment: terms(6_000_000, RoundHalfUp), Refund: &FeeTerms{ReturnsShare: true}}, KindRefund, "CNY", 5000, -30_000},
 		{"a refund's own fee", FeeContract{Payment: terms(6_000_000, RoundHalfUp), Refund: &FeeTerms{Fixed: "1", Places: -1, Rounding: RoundHalfUp}}, KindRefund, "CNY", 5000, 100_000},
+		{"a dispute fee", FeeContract{Payment: terms(6_000_000, RoundHalfUp), Dispute: &FeeTerms{Fixed: "15.00", Places: -1, Rounding: RoundHalfUp}}, KindChargeback, "USD", 4999, 1_500_000},
+		{"a second chargeback's fee", FeeContract{Dispute: &FeeTerms{Fixed: "15.00", Places: -1, Rounding: RoundHalfUp}}, KindSecondChargeback, "USD", 4999, 1_500_000},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,6 +46,22 @@ func TestFeeRule(t *testing.T) {
 				t.Errorf("Fee(%d) = %d, %v; want %d", tt.amount, got, err, tt.want)
 			}
 		})
+	}
+}
+
+// A contract's terms cover their own kinds: a dispute fee is no
+// payment's, and a reversal's fee is nobody's.
+func TestFeeRuleKinds(t *testing.T) {
+	fixed := func(v string) *FeeTerms { return &FeeTerms{Fixed: v, Places: -1, Rounding: RoundHalfUp} }
+	c := FeeContract{Payment: fixed("0.30"), Dispute: fixed("15.00")}
+	for kind, want := range map[Kind]bool{KindPayment: true, KindChargeback: true, KindSecondChargeback: true,
+		KindRefund: false, KindChargebackReversal: false, KindRefundReversal: false, KindBatch: false, KindOther: false} {
+		if _, ok, err := c.Rule(kind, "USD"); ok != want || err != nil {
+			t.Errorf("Rule(%s): %v, %v; want %v", kind, ok, err, want)
+		}
+	}
+	if _, ok, _ := (&FeeContract{Payment: fixed("0.30")}).Rule(KindChargeback, "USD"); ok {
+		t.Error("a contract without dispute_fee checks chargebacks")
 	}
 }
 

@@ -39,7 +39,7 @@ func TestFeeContract(t *testing.T) {
 	good := `{"channels": [{"name": "stripe", "format": "stripe", "path": "/in/{date}.csv",
   "duplicate_window": {"refund": "0s", "payment": "5m"},
   "fee": {"payment": {"rate": "0.029", "fixed": "0.30", "min": "0.50", "max": "20", "rounding": "half-even"},
-          "refund": {"returns_share": true}},
+          "refund": {"returns_share": true}, "dispute_fee": {"fixed": "15.00"}},
   "fee_tolerance": 2}]}`
 	cfg, err := config.Load(writeFile(t, good))
 	if err != nil {
@@ -51,7 +51,8 @@ func TestFeeContract(t *testing.T) {
 	}
 	c := ch.Fees()
 	if c == nil || c.Tolerance != 2 || c.Payment.RateNano != 29_000_000 || c.Payment.Rounding != reconcile.RoundHalfEven ||
-		c.Payment.Fixed != "0.30" || c.Payment.Places != -1 || c.Refund == nil || !c.Refund.ReturnsShare {
+		c.Payment.Fixed != "0.30" || c.Payment.Places != -1 || c.Refund == nil || !c.Refund.ReturnsShare ||
+		c.Dispute == nil || c.Dispute.Fixed != "15.00" || c.Dispute.RateNano != 0 {
 		t.Fatalf("Fees() = %+v", c)
 	}
 	if refund, payment := (config.Channel{}).Windows(); refund != 24*time.Hour || payment != 10*time.Minute {
@@ -72,7 +73,9 @@ func TestFeeContract(t *testing.T) {
 		{"fee.payment", `"fee": {"payment": {"rate": "0.006", "returns_share": true}}`, "returns_share is for refunds"},
 		{"fee.refund", `"fee": {"refund": {"returns_share": true}}`, "needs fee.payment"},
 		{"fee.refund", `"fee": {"payment": {"rate": "0.006"}, "refund": {"returns_share": true, "rate": "0.01"}}`, "no rate, fixed, min or max of its own"},
-		{"fee", `"fee": {}`, "give terms for payment, refund or both"},
+		{"fee.dispute_fee", `"fee": {"dispute_fee": {"fixed": "abc"}}`, "fee.dispute_fee: fixed: \"abc\": not a plain decimal"},
+		{"fee.dispute_fee", `"fee": {"dispute_fee": {"returns_share": true}}`, "returns_share is for refunds"},
+		{"fee", `"fee": {}`, "give terms for payment, refund, dispute_fee or some of them"},
 		{"fee_tolerance", `"fee": {"payment": {"rate": "0.006"}}, "fee_tolerance": -1`, "want 0 to 1000000000"},
 		{"fee_tolerance", `"fee_tolerance": 3`, "without a \"fee\" contract checks nothing"},
 		{"duplicate_window.refund", `"duplicate_window": {"refund": "800h"}`, "at most 744h0m0s"},

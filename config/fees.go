@@ -97,7 +97,8 @@ func feeNote(ch Channel) string {
 		}
 		return s
 	}
-	return fmt.Sprintf("fee_mismatch against %s, %s, tolerance %d", terms("payment", c.Payment), terms("refund", c.Refund), c.Tolerance)
+	return fmt.Sprintf("fee_mismatch against %s, %s, %s, tolerance %d", terms("payment", c.Payment), terms("refund", c.Refund),
+		terms("dispute_fee", c.Dispute), c.Tolerance)
 }
 
 // FeeContract is a channel's fee contract as the config writes it: terms
@@ -105,6 +106,9 @@ func feeNote(ch Channel) string {
 type FeeContract struct {
 	Payment *FeeTerms `json:"payment,omitempty"`
 	Refund  *FeeTerms `json:"refund,omitempty"`
+	// Dispute is what a chargeback costs (rule 14): a fixed fee,
+	// {"fixed": "15.00"}.
+	Dispute *FeeTerms `json:"dispute_fee,omitempty"`
 }
 
 // FeeTerms are the terms for one kind of row. Rate is a decimal fraction
@@ -133,6 +137,7 @@ func (ch Channel) Fees() *reconcile.FeeContract {
 	c := &reconcile.FeeContract{Tolerance: ch.FeeTolerance}
 	c.Payment, _ = ch.Fee.Payment.terms()
 	c.Refund, _ = ch.Fee.Refund.terms()
+	c.Dispute, _ = ch.Fee.Dispute.terms()
 	return c
 }
 
@@ -220,12 +225,12 @@ func (ch Channel) feeProblems(at, where string) []error {
 	for _, k := range []struct {
 		name  string
 		terms *FeeTerms
-	}{{"payment", ch.Fee.Payment}, {"refund", ch.Fee.Refund}} {
+	}{{"payment", ch.Fee.Payment}, {"refund", ch.Fee.Refund}, {"dispute_fee", ch.Fee.Dispute}} {
 		if _, err := k.terms.terms(); err != nil {
 			errs = append(errs, fieldErrorf(at+".fee."+k.name, "%s: fee.%s: %s", where, k.name, err))
 		}
-		if k.terms != nil && k.terms.ReturnsShare && k.name == "payment" {
-			errs = append(errs, fieldErrorf(at+".fee.payment", "%s: fee.payment: returns_share is for refunds", where))
+		if k.terms != nil && k.terms.ReturnsShare && k.name != "refund" {
+			errs = append(errs, fieldErrorf(at+".fee."+k.name, "%s: fee.%s: returns_share is for refunds", where, k.name))
 		}
 	}
 	if r := ch.Fee.Refund; r != nil && r.ReturnsShare {
@@ -236,8 +241,8 @@ func (ch Channel) feeProblems(at, where string) []error {
 			errs = append(errs, fieldErrorf(at+".fee.refund", "%s: fee.refund: returns_share takes the payment's rate; give it no rate, fixed, min or max of its own", where))
 		}
 	}
-	if ch.Fee.Payment == nil && ch.Fee.Refund == nil {
-		errs = append(errs, fieldErrorf(at+".fee", "%s: fee: give terms for payment, refund or both", where))
+	if ch.Fee.Payment == nil && ch.Fee.Refund == nil && ch.Fee.Dispute == nil {
+		errs = append(errs, fieldErrorf(at+".fee", "%s: fee: give terms for payment, refund, dispute_fee or some of them", where))
 	}
 	return errs
 }

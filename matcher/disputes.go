@@ -187,6 +187,7 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 			add(refundReversed(tx, m.orders[tx.OrderNo]))
 			continue
 		}
+		m.disputeFee(tx, add)
 		k := disputeKey(tx)
 		if tonight[k] == nil {
 			order = append(order, k)
@@ -251,6 +252,22 @@ func (m *Matcher) linkOrphans() {
 		if to := byOrder[e.OrderNo]; len(to) == 1 {
 			e.DisputeID = to[0]
 		}
+	}
+}
+
+// disputeFee checks a new chargeback's fee against the contract's
+// dispute_fee, where it states one (rule 11 for disputes).
+func (m *Matcher) disputeFee(tx reconcile.Transaction, add func(reconcile.Finding)) {
+	if m.opts.Fees == nil || m.opts.Fees.Dispute == nil || tx.Kind == reconcile.KindChargebackReversal {
+		return
+	}
+	rule, ok, err := m.opts.Fees.Rule(tx.Kind, tx.Currency)
+	if err != nil || !ok {
+		return
+	}
+	want, err := rule.Fee(tx.Amount)
+	if err == nil && reconcile.FeeDifference(tx.FeeMilli, want) > rule.ToleranceMilli {
+		add(feeMismatch(tx, want, &rule))
 	}
 }
 

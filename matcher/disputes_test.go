@@ -256,3 +256,33 @@ func TestRefundReversed(t *testing.T) {
 		t.Errorf("the bounced refund still counts: %+v", over)
 	}
 }
+
+// A chargeback's fee is checked against the contract's dispute_fee.
+func TestDisputeFee(t *testing.T) {
+	fixed := func(v string) *reconcile.FeeTerms {
+		return &reconcile.FeeTerms{Fixed: v, Places: -1, Rounding: reconcile.RoundHalfUp}
+	}
+	for _, tt := range []struct {
+		name     string
+		contract *reconcile.FeeContract
+		want     int
+	}{
+		{"the contract's fee", &reconcile.FeeContract{Dispute: fixed("15.00")}, 0},
+		{"another fee", &reconcile.FeeContract{Dispute: fixed("20.00")}, 1},
+		{"within the tolerance", &reconcile.FeeContract{Dispute: fixed("15.01"), Tolerance: 1}, 0},
+		{"no dispute_fee in the contract", &reconcile.FeeContract{Payment: fixed("0.30")}, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			c := night{date: "2026-11-28", opts: matcher.Options{Fees: tt.contract},
+				rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000"), reversal("O1", "D1", 100, "2026-11-28 15:00:00.000")},
+				orders: []reconcile.LocalRecord{paidOrder("O1", 100, "2026-11-26 09:00:00.000")}}.classify(t)
+			fm := only(c, reconcile.FeeMismatch)
+			if len(fm) != tt.want {
+				t.Fatalf("fee_mismatch: %+v, want %d", fm, tt.want)
+			}
+			if tt.want == 1 && (fm[0].ExpectedFeeMilli != 2_000_000 || fm[0].AtRisk() != 500 || !strings.Contains(fm[0].Hint, "chargeback of order O1 (dispute D1)")) {
+				t.Errorf("fee_mismatch: %+v", fm[0])
+			}
+		})
+	}
+}

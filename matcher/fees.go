@@ -125,8 +125,11 @@ func feeMismatch(tx reconcile.Transaction, want int64, rule *reconcile.FeeRule) 
 	digits, _ := reconcile.CurrencyDigits(tx.Currency)
 	fee := func(milli int64) string { return reconcile.FormatDecimal(milli, digits+3) + " " + tx.Currency }
 	what := "payment for order " + tx.OrderNo
-	if tx.Kind == reconcile.KindRefund {
+	switch tx.Kind {
+	case reconcile.KindRefund:
 		what = "refund " + tx.RefundNo
+	case reconcile.KindChargeback, reconcile.KindSecondChargeback:
+		what = "chargeback of order " + tx.OrderNo + " (dispute " + tx.DisputeID + ")"
 	}
 	rate := ""
 	if tx.FeeRate != "" {

@@ -120,7 +120,7 @@ func TestCheckConfigGood(t *testing.T) {
 			wantLines: []string{
 				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (11 migrations)",
 				`ok: checks of "wechatpay": over_refund on; suspected_duplicate_refund within 24h0m0s; suspected_duplicate_payment within 10m0s; fee_mismatch off (no fee contract)`,
-				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, tolerance 1`,
+				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, dispute_fee not checked, tolerance 1`,
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
 				"Next tick: 2026-11-30T03:00:00+08:00",
 				"no problems",

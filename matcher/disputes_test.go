@@ -274,7 +274,7 @@ func TestDisputeFee(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			c := night{date: "2026-11-28", opts: matcher.Options{Fees: tt.contract},
-				rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000"), reversal("O1", "D1", 100, "2026-11-28 15:00:00.000")},
+				rows:   []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000"), reversal("O1", "D1", 100, "2026-11-28 15:00:00.000")},
 				orders: []reconcile.LocalRecord{paidOrder("O1", 100, "2026-11-26 09:00:00.000")}}.classify(t)
 			fm := only(c, reconcile.FeeMismatch)
 			if len(fm) != tt.want {

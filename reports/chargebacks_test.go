@@ -36,7 +36,7 @@ func disputeResult(t *testing.T) *reconcile.Result {
 		findings[i].Ref = "run-2-000" + string(rune('1'+i))
 	}
 	return &reconcile.Result{
-		Run: reconcile.Run{ID: "run-2", Channel: "stripe", Day: day, Format: "stripe", Status: reconcile.RunSucceeded},
+		Run:         reconcile.Run{ID: "run-2", Channel: "stripe", Day: day, Format: "stripe", Status: reconcile.RunSucceeded},
 		ChannelRows: 6, LocalRows: 4, Counts: counts, Findings: findings,
 	}
 }

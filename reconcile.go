@@ -313,6 +313,15 @@ func (r LocalRecord) Row() LocalRow {
 	}
 }
 
+// Dispute is a dispute as the merchant's own records keep it (the
+// optional disputes relation): the chargeback a channel's file should
+// settle.
+type Dispute struct {
+	ID, OrderNo, Currency, Status string
+	Amount                        int64 // minor units of Currency
+	OpenedAt                      time.Time
+}
+
 // OrderRefunds is what is known of one order that a refund touches
 // tonight, apart from tonight's file: the order, every local refund of it
 // whatever its date and status, and the refund rows of earlier nights'

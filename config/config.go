@@ -48,6 +48,9 @@ type Config struct {
 	// Metrics serves Prometheus metrics and a health check from `reconcile
 	// schedule` (off by default).
 	Metrics Metrics `json:"metrics"`
+	// Disputes names the merchant's record of disputes, where it keeps
+	// one (off by default).
+	Disputes *Disputes `json:"disputes,omitempty"`
 }
 
 // Schedule says when `reconcile schedule` ticks.
@@ -353,6 +356,7 @@ func (c *Config) Problems() []error {
 	}
 	errs = append(errs, c.Slack.problems()...)
 	errs = append(errs, c.Metrics.problems()...)
+	errs = append(errs, c.Disputes.problems()...)
 	seen := map[string]int{}
 	for i, ch := range c.Channels {
 		at, where := ch.Where(i)

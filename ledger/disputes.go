@@ -3,6 +3,8 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -132,4 +134,95 @@ HAVING sum(CASE e.kind WHEN 'chargeback_reversal' THEN -e.amount_minor ELSE e.am
 		out[order] = dispute
 	}
 	return out, interpretError(rows.Err())
+}
+
+// The merchant's own record of disputes (config.Disputes), where it keeps
+// one: a relation with the columns disputeColumns, named in the config.
+
+var disputeColumns = []string{"dispute_id", "channel", "order_no", "amount_minor", "currency", "status", "opened_at"}
+
+// relation quotes a relation name the config checked ("disputes",
+// "shop.disputes") for a query.
+func relation(name string) string {
+	return pgx.Identifier(strings.Split(name, ".")).Sanitize()
+}
+
+// CheckDisputes says what is wrong with the merchant's disputes relation:
+// missing, or without a column the job reads; nil when it serves.
+func (db *DB) CheckDisputes(ctx context.Context, name string) error {
+	var found []string
+	err := db.pool.QueryRow(ctx, `
+SELECT coalesce(array_agg(attname::text ORDER BY attname), '{}') FROM pg_attribute
+ WHERE attrelid = to_regclass($1) AND attname = ANY($2::text[]) AND attnum > 0 AND NOT attisdropped`,
+		relation(name), disputeColumns).Scan(&found)
+	if err != nil {
+		return fmt.Errorf("look for %s: %w", name, interpretError(err))
+	}
+	if len(found) == 0 {
+		var exists bool
+		if err := db.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, relation(name)).Scan(&exists); err != nil {
+			return fmt.Errorf("look for %s: %w", name, interpretError(err))
+		}
+		if !exists {
+			return fmt.Errorf("no table or view %s", reconcile.Quote(name))
+		}
+	}
+	var missing []string
+	for _, c := range disputeColumns {
+		if !slices.Contains(found, c) {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("%s has no column %s (it needs %s)", reconcile.Quote(name), strings.Join(missing, ", "), strings.Join(disputeColumns, ", "))
+	}
+	return nil
+}
+
+const disputeSelect = `SELECT d.dispute_id::text, coalesce(d.order_no::text, ''), d.amount_minor::bigint, d.currency::text,
+       coalesce(d.status::text, ''), d.opened_at::timestamptz FROM `
+
+// RecordedDisputes returns the merchant's records of the channel's
+// disputes among ids, by id.
+func (db *DB) RecordedDisputes(ctx context.Context, name, channel string, day reconcile.BusinessDay, ids []string) (map[string]reconcile.Dispute, error) {
+	out := map[string]reconcile.Dispute{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	err := db.disputes(ctx, day, func(d reconcile.Dispute) { out[d.ID] = d },
+		disputeSelect+relation(name)+` d WHERE d.channel = $1 AND d.dispute_id = ANY($2::text[])`, channel, ids)
+	return out, err
+}
+
+// OverdueDisputes returns the channel's recorded disputes whose window
+// ends within the day (opened between window before the day's start and
+// window before its end) that no current run's file has settled: the day
+// each is told is the day it became overdue, once.
+func (db *DB) OverdueDisputes(ctx context.Context, name, channel string, day reconcile.BusinessDay, window time.Duration) ([]reconcile.Dispute, error) {
+	var out []reconcile.Dispute
+	err := db.disputes(ctx, day, func(d reconcile.Dispute) { out = append(out, d) },
+		disputeSelect+relation(name)+` d
+ WHERE d.channel = $1 AND d.opened_at >= $2 AND d.opened_at < $3
+   AND NOT EXISTS (SELECT 1 FROM dispute_events e JOIN runs r ON r.id = e.run_id
+                    WHERE e.channel = $1 AND e.dispute_id = d.dispute_id::text AND e.business_date < $4
+                      AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)
+ ORDER BY d.opened_at, d.dispute_id`, channel, day.Start().Add(-window), day.End().Add(-window), dateOf(day))
+	return out, err
+}
+
+func (db *DB) disputes(ctx context.Context, day reconcile.BusinessDay, fn func(reconcile.Dispute), sql string, args ...any) error {
+	rows, err := db.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return fmt.Errorf("our records of disputes: %w", interpretError(err))
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var d reconcile.Dispute
+		if err := rows.Scan(&d.ID, &d.OrderNo, &d.Amount, &d.Currency, &d.Status, &d.OpenedAt); err != nil {
+			return fmt.Errorf("our records of disputes: %w", interpretError(err))
+		}
+		d.OpenedAt = d.OpenedAt.In(day.Location)
+		fn(d)
+	}
+	return interpretError(rows.Err())
 }

@@ -194,6 +194,7 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 		}
 		tonight[k] = append(tonight[k], tx)
 	}
+	m.overdueDisputes(tonight, add)
 	for _, k := range order {
 		d := &disputeCase{key: k}
 		for _, e := range earlier[k] {
@@ -294,6 +295,9 @@ func (m *Matcher) disputeCase(d *disputeCase, res *Classification, add func(reco
 	}
 	if d.new[first] {
 		add(chargeback(d, m.orders[d.events[first].OrderNo]))
+		if _, ok := m.recorded[d.key]; m.recorded != nil && !ok {
+			add(unrecordedDispute(d.events[first], d.key))
+		}
 		return
 	}
 	if res.DisputeStatus == nil {
@@ -393,6 +397,34 @@ func disputeMismatch(e reconcile.Transaction, why string) reconcile.Finding {
 	}
 	f.Hint = fmt.Sprintf("%s of %s (dispute %s, line %d) does not fit: %s. Find its chargeback with the channel.",
 		what, money(e.Amount, e.Currency), f.DisputeID, e.Line, why)
+	return f
+}
+
+// overdueDisputes tells the merchant's recorded disputes whose window
+// for a channel's chargeback ended tonight without one, tonight's file
+// included.
+func (m *Matcher) overdueDisputes(tonight map[string][]reconcile.Transaction, add func(reconcile.Finding)) {
+	for _, d := range m.overdue {
+		owned := m.opts.Shard.Has(d.OrderNo) && d.OrderNo != "" || d.OrderNo == "" && m.opts.Shard.Index == 0
+		if !owned || tonight[d.ID] != nil || slices.ContainsFunc(m.disputes, func(e reconcile.Transaction) bool { return disputeKey(e) == d.ID }) {
+			continue
+		}
+		f := reconcile.Finding{Category: reconcile.MissingChannel, Kind: reconcile.KindChargeback, OrderNo: d.OrderNo,
+			DisputeID: d.ID, HasLocal: true, LocalAmount: d.Amount, LocalCurrency: d.Currency, LocalStatus: d.Status,
+			OccurredAt: d.OpenedAt}
+		f.Hint = fmt.Sprintf("Our records hold dispute %s of order %s (%s, %s), opened %s, but no file of the channel has charged it back since: check its standing with the channel, or correct our record.",
+			d.ID, d.OrderNo, money(d.Amount, d.Currency), d.Status, d.OpenedAt.Format("2006-01-02 15:04"))
+		add(f)
+	}
+}
+
+// unrecordedDispute is a new chargeback the merchant's record of
+// disputes does not hold.
+func unrecordedDispute(e reconcile.Transaction, key string) reconcile.Finding {
+	f := fromRow(e, nil)
+	f.Category, f.Kind, f.DisputeID = reconcile.MissingLocal, reconcile.KindChargeback, key
+	f.Hint = fmt.Sprintf("The channel charged back %s under dispute %s, but our records of disputes do not hold it: record it, so that it is answered in time.",
+		money(e.Amount, e.Currency), key)
 	return f
 }
 

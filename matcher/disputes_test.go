@@ -286,3 +286,54 @@ func TestDisputeFee(t *testing.T) {
 		})
 	}
 }
+
+// Where the merchant records disputes, a chargeback it has no record of,
+// and a recorded dispute no file charged back within its window, are
+// told; without the records nothing of the kind is asked.
+func TestRecordedDisputes(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
+	rec := func(id string) reconcile.Dispute {
+		return reconcile.Dispute{ID: id, OrderNo: "O1", Amount: 100, Currency: "CNY", Status: "needs_response", OpenedAt: when("2026-11-21 08:00:00.000")}
+	}
+	tests := []struct {
+		name     string
+		recorded map[string]reconcile.Dispute
+		overdue  []reconcile.Dispute
+		rows     []reconcile.Transaction
+		want     []reconcile.Category // besides the chargebacks
+	}{
+		{name: "no records kept", rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}},
+		{name: "recorded", recorded: map[string]reconcile.Dispute{"D1": rec("D1")}, rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}},
+		{name: "not recorded", recorded: map[string]reconcile.Dispute{}, rows: []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")},
+			want: []reconcile.Category{reconcile.MissingLocal}},
+		{name: "recorded, overdue", recorded: map[string]reconcile.Dispute{}, overdue: []reconcile.Dispute{rec("D7")},
+			want: []reconcile.Category{reconcile.MissingChannel}},
+		{name: "recorded, charged back on its last night", recorded: map[string]reconcile.Dispute{"D7": rec("D7")}, overdue: []reconcile.Dispute{rec("D7")},
+			rows: []reconcile.Transaction{cb("O1", "D7", 100, "2026-11-28 11:00:00.000")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := night{date: "2026-11-28", rows: tt.rows, orders: []reconcile.LocalRecord{o1}, recorded: tt.recorded, overdue: tt.overdue}.classify(t)
+			var got []reconcile.Category
+			for _, f := range c.Findings {
+				if f.Category != reconcile.Chargeback {
+					got = append(got, f.Category)
+					if f.Kind != reconcile.KindChargeback || f.DisputeID == "" || f.AtRisk() != 100 {
+						t.Errorf("%+v", f)
+					}
+				}
+			}
+			if strings.Join(catNames(got), ",") != strings.Join(catNames(tt.want), ",") {
+				t.Errorf("findings %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func catNames(cs []reconcile.Category) []string {
+	var out []string
+	for _, c := range cs {
+		out = append(out, string(c))
+	}
+	return out
+}

@@ -135,6 +135,8 @@ type Matcher struct {
 	disputed        map[string]string
 	earlierDisputes []reconcile.Transaction
 	disputeOwners   []reconcile.LocalRecord
+	recorded        map[string]reconcile.Dispute
+	overdue         []reconcile.Dispute
 	// unseen are settled local records of the day without rows tonight;
 	// unseenSeen marks those an earlier night's file carried.
 	unseen     []reconcile.LocalRecord
@@ -457,6 +459,7 @@ func (m *Matcher) know(k Known) {
 		m.addReversed(f)
 	}
 	m.earlierDisputes = k.Disputes
+	m.recorded, m.overdue = k.Recorded, k.Overdue
 	for order, dispute := range k.Disputed {
 		if _, ok := m.disputed[order]; !ok {
 			if m.disputed == nil {
@@ -550,6 +553,12 @@ type Known struct {
 	// of earlier nights still stand (not reversed), naming the dispute.
 	Disputes []reconcile.Transaction
 	Disputed map[string]string
+	// Recorded are the merchant's records of tonight's disputes, by id,
+	// where it keeps them (nil: it does not, and nothing is asked of
+	// them); Overdue its recorded disputes whose window for a channel's
+	// chargeback ends tonight, not settled by an earlier file.
+	Recorded map[string]reconcile.Dispute
+	Overdue  []reconcile.Dispute
 }
 
 // Classify classifies everything added so far, with what the ledger

@@ -41,6 +41,9 @@ type night struct {
 	// events are the dispute events and refund reversals of earlier
 	// nights' files, as the ledger keeps them (rule 14)
 	events []reconcile.Transaction
+	// the merchant's records of disputes, where it keeps them
+	recorded map[string]reconcile.Dispute
+	overdue  []reconcile.Dispute
 }
 
 // classify classifies the night as a run does, and checks that a run
@@ -128,6 +131,7 @@ func (n night) classifyAs(t *testing.T, interleaved bool) matcher.Classification
 	q := m.Questions()
 	known := matcher.Known{OrderRefunds: n.answerRefunds(q, d)}
 	known.Disputes, known.Disputed = n.answerDisputes(q)
+	known.Recorded, known.Overdue = n.recorded, n.overdue
 	// A customer's orders settled on earlier nights near tonight's early
 	// ones, as the ledger finds them.
 	if n.remembered != nil {

@@ -27,6 +27,11 @@ type RunSpec struct {
 	// Fees its fee contract (see matcher.Options).
 	RefundWindow, PaymentWindow time.Duration
 	Fees                        *reconcile.FeeContract
+	// Disputes is the merchant's record of disputes, when it keeps one
+	// (config.Disputes): its relation, and how long a recorded dispute
+	// waits for a channel's chargeback.
+	Disputes      string
+	DisputeWindow time.Duration
 	// Shard, when not the whole, limits the run to the keys of one shard;
 	// `reconcile report` puts the shards' results together.
 	Shard reconcile.Shard
@@ -66,7 +71,13 @@ func (s RunSpec) Parse() channelfeed.Options {
 // <out_dir>/<date>/<channel>.
 func NewSpec(cfg config.Config, ch config.Channel, day reconcile.BusinessDay) RunSpec {
 	refunds, payments := ch.Windows()
+	var disputes string
+	if cfg.Disputes.On() {
+		disputes = cfg.Disputes.Relation
+	}
 	return RunSpec{
+		Disputes:      disputes,
+		DisputeWindow: cfg.Disputes.Wait(),
 		RefundWindow:  refunds,
 		PaymentWindow: payments,
 		Fees:          ch.Fees(),

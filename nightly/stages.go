@@ -275,6 +275,14 @@ func (n *night) related(ctx context.Context) error {
 		if k.Disputes, err = db.DisputeEvents(ctx, spec.Channel, spec.Day, q.Disputes); err != nil {
 			return k, err
 		}
+		if spec.Disputes != "" {
+			if k.Recorded, err = db.RecordedDisputes(ctx, spec.Disputes, spec.Channel, spec.Day, q.Disputes); err != nil {
+				return k, err
+			}
+			if k.Overdue, err = db.OverdueDisputes(ctx, spec.Disputes, spec.Channel, spec.Day, spec.DisputeWindow); err != nil {
+				return k, err
+			}
+		}
 		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, q.RefundOrders, func(o reconcile.OrderRefunds) error {
 			k.OrderRefunds = append(k.OrderRefunds, o)
 			return nil

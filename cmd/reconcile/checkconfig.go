@@ -60,6 +60,7 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 		ck.outDir(cfg.OutDir)
 		ck.fetches(cfg, a)
 		ck.newKeyChecks(ctx, cfg, db)
+		ck.disputes(ctx, cfg, db)
 		ck.nextTick(ctx, cfg, db, a.Now())
 	}
 	what := "the built-in defaults"
@@ -230,6 +231,27 @@ func (ck *configCheck) newKeyChecks(ctx context.Context, cfg config.Config, db *
 	for _, ch := range cfg.Channels {
 		ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), ch.NewKeyChecks(customers))
 	}
+}
+
+// disputes says whether the merchant's record of disputes, where the
+// config names one, serves: the relation and its columns.
+func (ck *configCheck) disputes(ctx context.Context, cfg config.Config, db *ledger.DB) {
+	d := cfg.Disputes
+	if !d.On() {
+		return
+	}
+	if db == nil {
+		ck.note("disputes: %s not looked at without the database", reconcile.Quote(d.Relation))
+		return
+	}
+	tctx, cancel := context.WithTimeout(ctx, dbCheckTimeout)
+	err := db.CheckDisputes(tctx, d.Relation)
+	cancel()
+	if err != nil {
+		ck.problem("%sdisputes.relation: %s", ck.at("disputes.relation"), err)
+		return
+	}
+	ck.ok("disputes: chargebacks checked against %s; a recorded dispute waits %s for its chargeback", reconcile.Quote(d.Relation), d.Wait())
 }
 
 // dbTrouble says in a few words why the database could not be used,

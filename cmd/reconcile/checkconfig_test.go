@@ -79,6 +79,7 @@ func TestCheckConfigGood(t *testing.T) {
 		"out_dir":  filepath.Join(dir, "out"),
 		"schedule": map[string]any{"spec": "0 3 * * *", "time_zone": "Asia/Shanghai", "lookback_days": 3},
 		"slack":    map[string]any{"channel": "#payments-recon"},
+		"disputes": map[string]any{"relation": "disputes", "window": "240h"},
 		"channels": []map[string]any{
 			{"name": "wechatpay", "format": "wechatpay", "time_zone": "Asia/Shanghai",
 				"path": filepath.Join(inbox, "wechatpay", "{yyyymmdd}_ALL.csv")},
@@ -122,6 +123,7 @@ func TestCheckConfigGood(t *testing.T) {
 				`ok: checks of "wechatpay": over_refund on; suspected_duplicate_refund within 24h0m0s; suspected_duplicate_payment within 10m0s; fee_mismatch off (no fee contract)`,
 				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, dispute_fee not checked, tolerance 1`,
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
+				`ok: disputes: chargebacks checked against "disputes"; a recorded dispute waits 240h0m0s for its chargeback`,
 				"Next tick: 2026-11-30T03:00:00+08:00",
 				"no problems",
 			},
@@ -138,6 +140,7 @@ func TestCheckConfigGood(t *testing.T) {
 			wantLines: []string{
 				"Without a usable database the dates cannot be checked against past runs",
 				"note: slack: neither $SLACK_BOT_TOKEN nor $SLACK_WEBHOOK_URL is set: alerts are printed on stdout",
+				`note: disputes: "disputes" not looked at without the database`,
 			},
 			wantProbs: []string{"database: $RECONCILE_DATABASE_URL is not set"},
 			wantPlan: map[string][]string{
@@ -212,7 +215,8 @@ const brokenConfig = `{
     {"name": "stripe", "format": "stripe", "path": "INBOX/stripe/payouts.csv"},
     {"name": "wechatpay", "format": "wechatpay", "path": "INBOX/wc2/{yyyymmdd}.csv"},
     {"name": "alipay", "format": "alipay", "path": "INBOX/alipay/{yyyy}{mm}{dd}.csv", "grace": "30 minutes"}
-  ]
+  ],
+  "disputes": {"relation": "disputes; DROP TABLE runs", "window": "9999h"}
 }
 `
 
@@ -252,6 +256,8 @@ func TestCheckConfigProblems(t *testing.T) {
 		{13, `channels[5] "wechatpay": channel "wechatpay" listed twice (also channels[0])`},
 		{14, `channels[6] "alipay": grace: time: unknown unit " minutes" in duration "30 minutes"`},
 		{14, `channels[6] "alipay": path "` + filepath.Join(dir, "inbox", "alipay", "{yyyy}{mm}{dd}.csv") + `": unknown placeholder {yyyy}, {mm}, {dd}`},
+		{16, `disputes.relation "disputes; DROP TABLE runs": want a table or view name`},
+		{16, `disputes.window 9999h0m0s: want up to 4320h (0 for the default, 168h)`},
 		{0, `slack: $SLACK_WEBHOOK_URL is set but is not an https URL`},
 		{0, `slack: $SLACK_BOT_TOKEN is set but no channel is: set slack.channel in the config or $SLACK_CHANNEL`},
 		{0, `database ($RECONCILE_DATABASE_URL): unreachable: connection refused`},

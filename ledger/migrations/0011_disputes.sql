@@ -40,3 +40,16 @@ CREATE TABLE dispute_events (
 CREATE INDEX dispute_events_dispute_idx ON dispute_events (channel, dispute_id);
 CREATE INDEX dispute_events_order_idx ON dispute_events (channel, order_no);
 CREATE INDEX dispute_events_run_idx ON dispute_events (run_id);
+
+-- The reference schema's record of disputes, for a merchant that keeps
+-- one (config "disputes"): a deployment names its own table or view, and
+-- one of this name already there is left alone.
+CREATE TABLE IF NOT EXISTS disputes (
+    dispute_id   text PRIMARY KEY,
+    channel      text NOT NULL,
+    order_no     text,
+    amount_minor bigint NOT NULL CHECK (amount_minor >= 0),
+    currency     text NOT NULL,
+    status       text NOT NULL,
+    opened_at    timestamptz NOT NULL
+);

@@ -64,9 +64,14 @@ func FuzzMapped(f *testing.F) {
 				if r.RefundNo == "" || r.ChannelTxnID == "" {
 					t.Errorf("line %d: refund %+v without refund number or channel id", r.Line, r)
 				}
+			case reconcile.KindChargeback, reconcile.KindChargebackReversal, reconcile.KindSecondChargeback, reconcile.KindRefundReversal:
+				if !mappingLists(opts.Mapping, r.Kind, r.RawKind) {
+					t.Errorf("line %d: Kind %q from %q, which the mapping does not list under it", r.Line, r.Kind, r.RawKind)
+				}
 			default:
 				t.Errorf("line %d: Kind %q", r.Line, r.Kind)
 			}
+			checkEventIDs(t, r)
 			switch r.Status {
 			case reconcile.StatusSuccess, reconcile.StatusProcessing, reconcile.StatusFailed:
 			default:
@@ -81,6 +86,17 @@ func FuzzMapped(f *testing.F) {
 			last = r.Line
 		}
 	})
+}
+
+// mappingLists reports whether m lists raw, a value of the kind column,
+// under kind.
+func mappingLists(m *Mapping, kind reconcile.Kind, raw string) bool {
+	for _, v := range m.Kinds[string(kind)] {
+		if matchKey(v) == matchKey(raw) {
+			return true
+		}
+	}
+	return false
 }
 
 // loadFuzzMapping reads a golden case's options.json as loadCaseOptions

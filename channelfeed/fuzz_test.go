@@ -65,9 +65,14 @@ func fuzzParser(f *testing.F, format string) {
 				if r.RefundNo == "" && r.RefundID() == "" {
 					t.Errorf("line %d: refund with neither a RefundNo nor a channel id to match it by", r.Line)
 				}
+			case reconcile.KindChargeback, reconcile.KindChargebackReversal, reconcile.KindSecondChargeback, reconcile.KindRefundReversal:
+				if got := eventWords[format][strings.ToLower(r.RawKind)]; got != r.Kind {
+					t.Errorf("line %d: Kind %q from the word %q of a %s file", r.Line, r.Kind, r.RawKind, format)
+				}
 			default:
 				t.Errorf("line %d: Kind %q", r.Line, r.Kind)
 			}
+			checkEventIDs(t, r)
 			switch r.Status {
 			case reconcile.StatusSuccess, reconcile.StatusProcessing, reconcile.StatusFailed:
 			default:
@@ -79,6 +84,46 @@ func fuzzParser(f *testing.F, format string) {
 			last = r.Line
 		}
 	})
+}
+
+// eventWords are, by format, the words of a file, in lower case, that
+// make a row one of a dispute's events or a refund reversal: a row of
+// such a kind read from any other word is misread. WeChat Pay and Alipay
+// bills have none.
+var eventWords = map[string]map[string]reconcile.Kind{
+	"stripe": {
+		"dispute":          reconcile.KindChargeback,
+		"dispute_reversal": reconcile.KindChargebackReversal,
+	},
+	"adyen": {
+		"chargeback":                           reconcile.KindChargeback,
+		"chargebackexternally":                 reconcile.KindChargeback,
+		"chargebackexternallywithinfo":         reconcile.KindChargeback,
+		"secondchargeback":                     reconcile.KindSecondChargeback,
+		"chargebackreversed":                   reconcile.KindChargebackReversal,
+		"chargebackreversedexternally":         reconcile.KindChargebackReversal,
+		"chargebackreversedexternallywithinfo": reconcile.KindChargebackReversal,
+		"refundedreversed":                     reconcile.KindRefundReversal,
+	},
+	"csv": {
+		"chargeback":          reconcile.KindChargeback,
+		"chargeback_reversal": reconcile.KindChargebackReversal,
+		"second_chargeback":   reconcile.KindSecondChargeback,
+		"refund_reversal":     reconcile.KindRefundReversal,
+	},
+}
+
+// checkEventIDs fails when a row carries an id or a reason its kind does
+// not: a dispute's id and reason only on a dispute's events, the
+// disputed payment's id only there and on a refund reversal.
+func checkEventIDs(t *testing.T, r reconcile.Transaction) {
+	t.Helper()
+	if !r.Kind.Disputed() && (r.DisputeID != "" || r.Reason != "") {
+		t.Errorf("line %d: %s row with DisputeID %q, Reason %q", r.Line, r.Kind, r.DisputeID, r.Reason)
+	}
+	if !r.Kind.Disputed() && r.Kind != reconcile.KindRefundReversal && r.PaymentID != "" {
+		t.Errorf("line %d: %s row with PaymentID %q", r.Line, r.Kind, r.PaymentID)
+	}
 }
 
 // fuzzOptions are the settings the fuzzers parse with. The time window
@@ -110,7 +155,7 @@ func checkFuzzError(t *testing.T, err error) {
 func checkFuzzRows(t *testing.T, opts Options, rows []reconcile.Transaction) {
 	t.Helper()
 	for _, r := range rows {
-		for _, s := range []string{r.OrderNo, r.RefundNo, r.ChannelTxnID, r.Currency, r.RawKind} {
+		for _, s := range []string{r.OrderNo, r.RefundNo, r.ChannelTxnID, r.Currency, r.RawKind, r.DisputeID, r.PaymentID, r.Reason} {
 			if !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0 {
 				t.Errorf("line %d: field %q is not text PostgreSQL can store", r.Line, s)
 			}

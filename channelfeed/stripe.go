@@ -21,6 +21,14 @@ import (
 // carries as payment_metadata[<key>] and refund_metadata[<key>] when those
 // columns are requested.
 //
+// A dispute row (reporting_category dispute, a chargeback) and its
+// reversal (dispute_reversal) carry the dispute's id in source_id (dp_…,
+// du_…) and, when the report has those columns, the disputed payment's
+// payment_intent_id and charge_id and the scheme's dispute_reason. A
+// dispute's gross must be negative or zero and a reversal's positive or
+// zero; the fee is taken as written (the dispute fee, negative on a
+// reversal that returns it).
+//
 // The report has no control total of its own. What ops hold against the
 // bank statement is Σnet per automatic_payout_id, the payout amount; that
 // sum is only as good as every row's net, so each row must satisfy
@@ -40,7 +48,10 @@ const (
 	stFee
 	stNet
 	stPayout
-	stSource // the refund's id on a refund row
+	stSource // the refund's id on a refund row, the dispute's on a dispute row
+	stCharge // the disputed charge on a dispute row
+	stIntent // the disputed payment intent on a dispute row
+	stReason // the scheme's reason on a dispute row
 	stOrder  // payment_metadata[<OrderKey>]
 	stRefund // refund_metadata[<RefundKey>]
 	stColumns
@@ -57,6 +68,9 @@ var stFixedColumns = [...]string{
 	stNet:        "net",
 	stPayout:     "automatic_payout_id",
 	stSource:     "source_id",
+	stCharge:     "charge_id",
+	stIntent:     "payment_intent_id",
+	stReason:     "dispute_reason",
 }
 
 // stRequired must be present whatever the rows; a time column and the
@@ -341,17 +355,50 @@ func (rp *stReport) classify(t *reconcile.Transaction, rec []string, gross int64
 			return rp.errorf(line, stGross, "positive gross %s on a refund row: Stripe books refunds as negative", rp.field(rec, stGross))
 		}
 		t.Amount = -gross
+	case category == "dispute":
+		// A dispute without our order number keeps its kind: it is found
+		// by the disputed payment's id (PaymentID).
+		if gross > 0 {
+			return rp.errorf(line, stGross, "positive gross %s on a dispute row: Stripe books disputes as negative", rp.field(rec, stGross))
+		}
+		rp.dispute(t, rec, reconcile.KindChargeback)
+		t.Amount = -gross
+	case category == "dispute_reversal":
+		if gross < 0 {
+			return rp.errorf(line, stGross, "negative gross %s on a dispute_reversal row: Stripe books reversals as positive", rp.field(rec, stGross))
+		}
+		rp.dispute(t, rec, reconcile.KindChargebackReversal)
+		t.Amount = gross
 	case stIsBatch(category):
+		// issuing_dispute among them: a dispute of a card we issued, not
+		// of a payment we took.
 		t.Kind = reconcile.KindBatch
 		t.Amount = absAmount(gross)
 	default:
-		// dispute, dispute_reversal, refund_failure, charge_failure,
-		// other_adjustment and whatever Stripe adds next: money moved on a
-		// customer's payment, so a person looks at it.
+		// refund_failure, charge_failure, other_adjustment and whatever
+		// Stripe adds next: money moved on a customer's payment, so a
+		// person looks at it.
 		t.Kind = reconcile.KindOther
 		t.Amount = absAmount(gross)
 	}
 	return nil
+}
+
+// dispute makes t, a row of rec, an event of kind of a dispute: its id is
+// source_id (the balance transaction's when empty), its payment the
+// payment intent, else the charge. A dispute has no refund number.
+func (rp *stReport) dispute(t *reconcile.Transaction, rec []string, kind reconcile.Kind) {
+	t.Kind = kind
+	t.RefundNo = ""
+	t.DisputeID = rp.field(rec, stSource)
+	if t.DisputeID == "" {
+		t.DisputeID = t.ChannelTxnID
+	}
+	t.PaymentID = rp.field(rec, stIntent)
+	if t.PaymentID == "" {
+		t.PaymentID = rp.field(rec, stCharge)
+	}
+	t.Reason = rp.field(rec, stReason)
 }
 
 // fee sets t.FeeMilli and checks the row's net against gross − fee. With a

@@ -22,6 +22,8 @@ func TestStripeErrors(t *testing.T) {
 	gross := func(s string) string { return edit(",99.80,", ","+s+",") }
 	const refundCol = "refund_metadata[merchant_refund_id]"
 	const orderCol = "payment_metadata[order_id]"
+	// The refund row made a dispute row of gross, fee, net and category.
+	dispute := func(s string) string { return edit("-10.00,0.00,-10.00,refund", s) }
 
 	runBad(t, "stripe", []badCase{
 		{"missing currency", edit(",currency,", ",ccy,"), 1, "currency", "missing required column", false},
@@ -55,6 +57,10 @@ func TestStripeErrors(t *testing.T) {
 		{"empty time", edit("2026-11-28 09:12:45", ""), 2, "created_utc", `""`, false},
 		{"negative gross on a charge", edit("99.80,3.19,96.61", "-99.80,3.19,-102.99"), 2, "gross", "negative gross -99.80 on a charge row", false},
 		{"positive gross on a refund", edit("-10.00,0.00,-10.00", "10.00,0.00,10.00"), 3, "gross", "positive gross 10.00 on a refund row", false},
+		{"positive gross on a dispute", dispute("10.00,15.00,-5.00,dispute"), 3, "gross", "positive gross 10.00 on a dispute row", false},
+		{"unparseable gross on a dispute", dispute("-1e3,15.00,-5.00,dispute"), 3, "gross", `"-1e3": not a plain decimal`, false},
+		{"negative gross on a dispute reversal", dispute("-10.00,0.00,-10.00,dispute_reversal"), 3, "gross", "negative gross -10.00 on a dispute_reversal row", false},
+		{"dispute net is not gross minus fee", dispute("-10.00,15.00,-5.00,dispute"), 3, "net", "net -5.00, but gross -10.00 − fee 15.00 is -25.00", true},
 		{"row without payout", edit("po_1,txn_2", ",txn_2"), 3, "automatic_payout_id", "empty automatic_payout_id", false},
 		{"empty balance_transaction_id", edit("po_1,txn_2", "po_1,"), 3, "balance_transaction_id", "empty balance_transaction_id", false},
 		{"empty reporting_category", edit(",refund,", ",,"), 3, "reporting_category", "empty reporting_category", false},
@@ -124,7 +130,7 @@ func TestStripeSampleFacts(t *testing.T) {
 			t.Errorf("line %d: currency %s, status %s, want USD, success", r.Line, r.Currency, r.Status)
 		}
 	}
-	if want := map[reconcile.Kind]int{reconcile.KindPayment: 7, reconcile.KindRefund: 4, reconcile.KindOther: 2, reconcile.KindBatch: 1}; !equalCounts(kinds, want) {
+	if want := map[reconcile.Kind]int{reconcile.KindPayment: 7, reconcile.KindRefund: 4, reconcile.KindChargeback: 1, reconcile.KindChargebackReversal: 1, reconcile.KindBatch: 1}; !equalCounts(kinds, want) {
 		t.Errorf("kinds = %v, want %v", kinds, want)
 	}
 
@@ -146,14 +152,52 @@ func TestStripeSampleFacts(t *testing.T) {
 	}
 
 	d := byID["txn_3FAKEbaltxn0000000012"]
-	if d.Kind != reconcile.KindOther || d.RawKind != "dispute" || d.OrderNo != "ORD202611280206" || d.Amount != 3250 || d.FeeMilli != 1500000 {
-		t.Errorf("dispute = %+v, want other, dispute, ORD202611280206, Amount 3250, FeeMilli 1500000", d)
+	if d.Kind != reconcile.KindChargeback || d.RawKind != "dispute" || d.OrderNo != "ORD202611280206" || d.Amount != 3250 || d.FeeMilli != 1500000 ||
+		d.DisputeID != "dp_1FAKEdispute00000001" || d.PaymentID != "pi_3FAKEintent0000000006" || d.Reason != "fraudulent" {
+		t.Errorf("dispute = %+v, want chargeback of ORD202611280206, Amount 3250, FeeMilli 1500000, dispute dp_…01 of pi_…06, fraudulent", d)
 	}
-	if d := byID["txn_3FAKEbaltxn0000000013"]; d.Kind != reconcile.KindOther || d.RawKind != "dispute_reversal" || d.Amount != 5800 {
-		t.Errorf("dispute reversal = %+v, want other, dispute_reversal, Amount 5800", d)
+	// The reversal of a dispute of an earlier day: no chargeback of this
+	// file to hold it to.
+	if d := byID["txn_3FAKEbaltxn0000000013"]; d.Kind != reconcile.KindChargebackReversal || d.RawKind != "dispute_reversal" || d.Amount != 5800 ||
+		d.DisputeID != "dp_1FAKEdispute00000000" || d.PaymentID != "pi_3FAKEintent0000000000" {
+		t.Errorf("dispute reversal = %+v, want chargeback_reversal of dispute dp_…00, pi_…00, Amount 5800", d)
 	}
 	if f := byID["txn_3FAKEbaltxn0000000014"]; f.Kind != reconcile.KindBatch || f.RawKind != "fee" || f.Amount != 200 || f.OrderNo != "" {
 		t.Errorf("fee row = %+v, want batch, fee, Amount 200, no order", f)
+	}
+}
+
+// TestStripeDisputesFacts pins what the golden file of the disputes case
+// must say: a balance change report with the dispute columns.
+func TestStripeDisputesFacts(t *testing.T) {
+	rows := parseAll(t, "stripe", filepath.Join("testdata", "stripe", "disputes", "input.csv"))
+	byLine := map[int]reconcile.Transaction{}
+	for _, r := range rows {
+		byLine[r.Line] = r
+	}
+	tests := []struct {
+		line                      int
+		kind                      reconcile.Kind
+		orderNo, dispute, payment string
+		amount, feeMilli          int64
+	}{
+		{3, reconcile.KindChargeback, "ORD7001", "dp_1DSP0001", "pi_1DSP0001", 8000, 1500000},
+		{4, reconcile.KindChargebackReversal, "ORD7001", "dp_1DSP0001", "pi_1DSP0001", 8000, -1500000}, // the fee returned
+		{5, reconcile.KindChargeback, "", "dp_1DSP0002", "ch_1DSP0009", 2500, 1500000},                 // no order number, no payment intent
+		{6, reconcile.KindChargebackReversal, "", "dp_1DSP0002", "ch_1DSP0009", 1000, 0},               // partly reversed
+		{7, reconcile.KindChargeback, "ORD7003", "txn_1DSP0006", "pi_1DSP0010", 500, 0},                // no source_id
+		{8, reconcile.KindChargeback, "ORD7004", "du_1DSP0003", "pi_1DSP0011", 1200, 0},
+		{9, reconcile.KindOther, "ORD7005", "", "", 3000, 0}, // refund_failure
+		{10, reconcile.KindBatch, "", "", "", 700, 0},        // issuing_dispute
+	}
+	for _, tt := range tests {
+		r := byLine[tt.line]
+		if r.Kind != tt.kind || r.OrderNo != tt.orderNo || r.DisputeID != tt.dispute || r.PaymentID != tt.payment || r.Amount != tt.amount || r.FeeMilli != tt.feeMilli {
+			t.Errorf("line %d = %+v, want %s of %q, dispute %q, payment %q, Amount %d, FeeMilli %d", tt.line, r, tt.kind, tt.orderNo, tt.dispute, tt.payment, tt.amount, tt.feeMilli)
+		}
+	}
+	if r := byLine[5]; r.Reason != "product_not_received" {
+		t.Errorf("line 5 Reason = %q, want product_not_received", r.Reason)
 	}
 }
 

@@ -31,17 +31,29 @@ import (
 //     reference Adyen writes the payment's Merchant Reference there; it is
 //     taken as is, so such a refund is keyed by the order number and finds
 //     no local refund.
+//   - Chargeback, ChargebackExternally(WithInfo): a chargeback, and
+//     SecondChargeback a second one, for Gross Debit. ChargebackReversed,
+//     ChargebackReversedExternally(WithInfo): a chargeback reversal for
+//     Gross Credit. Their dispute is the Dispute Reference (a newer
+//     column) or else the Modification Reference, their payment the Psp
+//     Reference; the Merchant Reference may be empty.
+//   - RefundedReversed: a refund that came back, for Gross Credit,
+//     numbered as a Refunded row is, its payment the Psp Reference.
 //   - Fee, MiscCosts, MerchantPayout, Balancetransfer and the other
 //     bookings of the batch itself (adyenBatchTypes): batch rows in the Net
 //     columns, counted, never matched.
-//   - Anything else (chargebacks, reversals, *Externally* types, types
-//     Adyen adds later): kept for review with its gross amount.
+//   - Anything else (SettledExternally and the other *Externally* types
+//     but the chargebacks', NotificationOfChargeback and
+//     RequestForInformation, which are events of the dispute report and
+//     not journal types, types Adyen adds later): kept for review with its
+//     gross amount.
 //
 // Every row is a booking Adyen has made, so every row is a success.
 //
 // Checks, each refusing the file: the fee identity of each row (Net
-// Credit = Gross Credit − fees for Settled, Net Debit = Gross Debit + fees
-// for Refunded and chargebacks), skipped for rows converted between
+// Credit = Gross Credit − fees for Settled, ChargebackReversed and
+// RefundedReversed, Net Debit = Gross Debit + fees for Refunded,
+// Chargeback and SecondChargeback), skipped for rows converted between
 // currencies, where Adyen's rounding of the converted gross is not
 // documented; one Net Currency per file; and the batch's control total,
 // Σ(Net Credit − Net Debit) of every row but the payouts equal to what the
@@ -73,6 +85,7 @@ const (
 	adySchemeFees
 	adyInterchange
 	adyModMerchRef
+	adyDisputeRef
 	adySlots
 )
 
@@ -97,6 +110,7 @@ var adyColumns = [adySlots]string{
 	adySchemeFees:  "Scheme Fees (NC)",
 	adyInterchange: "Interchange (NC)",
 	adyModMerchRef: "Modification Merchant Reference",
+	adyDisputeRef:  "Dispute Reference",
 }
 
 // adyLower are adyColumns in lower case, as the header's names are
@@ -315,6 +329,8 @@ func (r adyRow) errorf(col int, format string, args ...any) error {
 }
 
 // amount reads an unsigned amount of currency from col; empty is zero.
+// Adyen writes some amounts below one without their leading zero (a
+// Markup of ".11"): they are read, and named in errors, with it.
 func (r adyRow) amount(col int, currency string) (int64, error) {
 	s := r.get(col)
 	if s == "" {
@@ -328,7 +344,10 @@ func (r adyRow) amount(col int, currency string) (int64, error) {
 		return 0, r.errorf(col, "amount %s on a row without %s", reconcile.Quote(s), r.b.name(ccyCol))
 	}
 	digits, _ := reconcile.CurrencyDigits(currency) // known: see currency
-	return r.b.money(r.rec, r.line, col, digits, false)
+	if s[0] == '.' {
+		s = "0" + s
+	}
+	return r.b.moneyOf(s, r.line, col, digits, false)
 }
 
 // pair reads a Debit and a Credit column. A booking goes one way: both
@@ -439,6 +458,14 @@ func adyKind(lower string) reconcile.Kind {
 		return reconcile.KindPayment
 	case "refunded", "refundedbulk":
 		return reconcile.KindRefund
+	case "chargeback", "chargebackexternally", "chargebackexternallywithinfo":
+		return reconcile.KindChargeback
+	case "secondchargeback":
+		return reconcile.KindSecondChargeback
+	case "chargebackreversed", "chargebackreversedexternally", "chargebackreversedexternallywithinfo":
+		return reconcile.KindChargebackReversal
+	case "refundedreversed":
+		return reconcile.KindRefundReversal
 	}
 	if adyenBatchTypes[lower] {
 		return reconcile.KindBatch
@@ -516,19 +543,22 @@ func (r adyRow) setAmount(t *reconcile.Transaction, m *adyMoney) error {
 		}
 		return r.gross(t, m, adyGrossCredit, m.grossCredit)
 	case reconcile.KindRefund:
-		t.RefundNo = r.get(adyModMerchRef)
-		// "<auto>" is what Adyen writes for automatic captures, and many
-		// merchants' refunds carry the payment's own reference: as a refund
-		// number either would key unrelated refunds together (two partial
-		// refunds of one order). Such a refund is matched by its
-		// Modification Reference, the refund's PSP reference, instead.
-		if t.RefundNo == "" || t.RefundNo == "<auto>" || t.RefundNo == t.OrderNo {
-			if t.ChannelTxnID == "" {
-				return r.errorf(adyModMerchRef, "%s row without a refund number (%s) or a Modification Reference", t.RawKind, reconcile.Quote(t.RefundNo))
-			}
-			t.RefundNo = ""
+		if err := r.refundNo(t); err != nil {
+			return err
 		}
 		return r.gross(t, m, adyGrossDebit, m.grossDebit)
+	case reconcile.KindChargeback, reconcile.KindSecondChargeback:
+		r.dispute(t)
+		return r.oneWay(t, m, adyGrossDebit, adyGrossCredit, m.grossDebit)
+	case reconcile.KindChargebackReversal:
+		r.dispute(t)
+		return r.oneWay(t, m, adyGrossCredit, adyGrossDebit, m.grossCredit)
+	case reconcile.KindRefundReversal:
+		if err := r.refundNo(t); err != nil {
+			return err
+		}
+		t.PaymentID = r.get(adyPSPRef)
+		return r.oneWay(t, m, adyGrossCredit, adyGrossDebit, m.grossCredit)
 	case reconcile.KindBatch:
 		if m.netCcy == "" {
 			return r.errorf(adyNetCcy, "empty Net Currency on a %s row", t.RawKind)
@@ -550,8 +580,47 @@ func (r adyRow) setAmount(t *reconcile.Transaction, m *adyMoney) error {
 	return nil
 }
 
-// gross sets the amount of t, a payment or a refund, to v, read from
-// col: such a row must have its gross.
+// refundNo sets the refund number of t, a refund or a refund reversal,
+// from Modification Merchant Reference.
+func (r adyRow) refundNo(t *reconcile.Transaction) error {
+	t.RefundNo = r.get(adyModMerchRef)
+	// "<auto>" is what Adyen writes for automatic captures, and many
+	// merchants' refunds carry the payment's own reference: as a refund
+	// number either would key unrelated refunds together (two partial
+	// refunds of one order). Such a refund is matched by its
+	// Modification Reference, the refund's PSP reference, instead.
+	if t.RefundNo == "" || t.RefundNo == "<auto>" || t.RefundNo == t.OrderNo {
+		if t.ChannelTxnID == "" {
+			return r.errorf(adyModMerchRef, "%s row without a refund number (%s) or a Modification Reference", t.RawKind, reconcile.Quote(t.RefundNo))
+		}
+		t.RefundNo = ""
+	}
+	return nil
+}
+
+// dispute sets the ids of t, a dispute's event: the dispute's, which a
+// newer report writes in Dispute Reference and an older one leaves to
+// the Modification Reference, and the disputed payment's.
+func (r adyRow) dispute(t *reconcile.Transaction) {
+	t.DisputeID = r.get(adyDisputeRef)
+	if t.DisputeID == "" {
+		t.DisputeID = t.ChannelTxnID
+	}
+	t.PaymentID = r.get(adyPSPRef)
+}
+
+// oneWay sets the amount of t, a dispute's event or a refund reversal, to
+// v, read from col, the side of its gross that its kind books: the other
+// side, other, must be empty.
+func (r adyRow) oneWay(t *reconcile.Transaction, m *adyMoney, col, other int, v int64) error {
+	if s := r.get(other); s != "" {
+		return r.errorf(other, "%s on a %s row, which is booked in %s", reconcile.Quote(s), t.RawKind, r.b.name(col))
+	}
+	return r.gross(t, m, col, v)
+}
+
+// gross sets the amount of t, a row of a payment's money, to v, read
+// from col: such a row must have its gross.
 func (r adyRow) gross(t *reconcile.Transaction, m *adyMoney, col int, v int64) error {
 	if m.grossCcy == "" {
 		return r.errorf(adyGrossCcy, "empty Gross Currency on a %s row", t.RawKind)
@@ -564,13 +633,13 @@ func (r adyRow) gross(t *reconcile.Transaction, m *adyMoney, col int, v int64) e
 }
 
 // checkFees holds a row of Type lower to its fee identity. Only types
-// whose fee arithmetic is documented are checked: a reversal or an
-// externally settled row may book differently, and refusing the file
-// over it would hide the whole batch.
+// whose fee arithmetic is documented are checked: an externally settled
+// row may book differently (no net at all), and refusing the file over it
+// would hide the whole batch.
 func (r adyRow) checkFees(m *adyMoney, lower string) error {
 	b := r.b
 	switch lower {
-	case "settled", "settledbulk":
+	case "settled", "settledbulk", "chargebackreversed", "refundedreversed":
 		if want := m.grossCredit - m.fees; m.netCredit != want {
 			return r.errorf(adyNetCredit, "%s is not %s %s − fees %s = %s",
 				b.fmt(m.netCredit), b.name(adyGrossCredit), b.fmt(m.grossCredit), b.fmt(m.fees), b.fmt(want))

@@ -25,8 +25,8 @@ func TestAdyenSampleFacts(t *testing.T) {
 			t.Errorf("line %d: currency %s, status %s, want EUR, success", r.Line, r.Currency, r.Status)
 		}
 	}
-	if count[reconcile.KindPayment] != 7 || count[reconcile.KindRefund] != 3 || count[reconcile.KindOther] != 1 || count[reconcile.KindBatch] != 2 {
-		t.Errorf("kinds = %v, want 7 payments, 3 refunds, 1 other, 2 batch", count)
+	if count[reconcile.KindPayment] != 7 || count[reconcile.KindRefund] != 3 || count[reconcile.KindChargeback] != 1 || count[reconcile.KindBatch] != 2 || len(count) != 4 {
+		t.Errorf("kinds = %v, want 7 payments, 3 refunds, 1 chargeback, 2 batch", count)
 	}
 
 	cet := time.FixedZone("CET", 60*60)
@@ -44,14 +44,56 @@ func TestAdyenSampleFacts(t *testing.T) {
 	if r := rows[7]; r.Kind != reconcile.KindRefund || r.RefundNo != "RF202611280301" || r.OrderNo != "ORD202611280302" || r.Amount != 4000 {
 		t.Errorf("line 9 = %+v, want refund RF202611280301 of ORD202611280302, 40.00", r)
 	}
-	if cb := rows[10]; cb.Kind != reconcile.KindOther || cb.RawKind != "Chargeback" || cb.OrderNo != "ORD202611280306" || cb.Amount != 21000 || cb.FeeMilli != 1500000 {
-		t.Errorf("line 12 = %+v, want other Chargeback of ORD202611280306, gross 210.00, fee 15.00", cb)
+	if cb := rows[10]; cb.Kind != reconcile.KindChargeback || cb.RawKind != "Chargeback" || cb.OrderNo != "ORD202611280306" || cb.Amount != 21000 || cb.FeeMilli != 1500000 ||
+		cb.DisputeID != "J5T8W2CN6Q1M9X3B" || cb.PaymentID != "W9H4L2NC7X1R5K8D" {
+		t.Errorf("line 12 = %+v, want chargeback of ORD202611280306, gross 210.00, fee 15.00, dispute J5T8… (Modification Reference) of payment W9H4… (Psp Reference)", cb)
 	}
 	if fee := rows[11]; fee.Kind != reconcile.KindBatch || fee.RawKind != "Fee" || fee.Amount != 120 {
 		t.Errorf("line 13 = %+v, want batch Fee 1.20 (the ragged row)", fee)
 	}
 	if po := rows[12]; po.Kind != reconcile.KindBatch || po.RawKind != "MerchantPayout" || po.Amount != 17910 || po.Line != 14 {
 		t.Errorf("line 14 = %+v, want batch MerchantPayout 179.10", po)
+	}
+}
+
+// TestAdyenChargebacksFacts pins what the golden file of the chargebacks
+// case must say: a newer header with Dispute Reference, and the shapes of
+// real files (a quoted empty amount, a fee written ".11").
+func TestAdyenChargebacksFacts(t *testing.T) {
+	rows := parseAll(t, "adyen", filepath.Join("testdata", "adyen", "chargebacks", "input.csv"))
+	byLine := map[int]reconcile.Transaction{}
+	for _, r := range rows {
+		byLine[r.Line] = r
+	}
+	tests := []struct {
+		line              int
+		kind              reconcile.Kind
+		orderNo, refundNo string
+		dispute, payment  string
+		amount, feeMilli  int64
+	}{
+		{4, reconcile.KindChargeback, "ORD9001", "", "8815000000000901", "8815000000000001", 10000, 200000},
+		{5, reconcile.KindChargebackReversal, "ORD9001", "", "8815000000000901", "8815000000000001", 10000, 11000},
+		{6, reconcile.KindSecondChargeback, "ORD9001", "", "8815000000000901", "8815000000000001", 10000, 0},
+		{7, reconcile.KindChargeback, "", "", "8815000000000301", "8815000000000003", 2500, 0}, // no Merchant Reference, no Dispute Reference
+		{8, reconcile.KindChargeback, "ORD9004", "", "8815000000000401", "8815000000000004", 4000, 0},
+		{9, reconcile.KindChargebackReversal, "ORD9004", "", "8815000000000402", "8815000000000004", 4000, 0},
+		{11, reconcile.KindRefundReversal, "ORD9002", "RF9002", "", "8815000000000002", 5200, 0},
+		{12, reconcile.KindOther, "ORD9002", "", "", "", 0, 0}, // NotificationOfChargeback
+	}
+	for _, tt := range tests {
+		r := byLine[tt.line]
+		if r.Kind != tt.kind || r.OrderNo != tt.orderNo || r.RefundNo != tt.refundNo || r.DisputeID != tt.dispute || r.PaymentID != tt.payment ||
+			r.Amount != tt.amount || r.FeeMilli != tt.feeMilli || r.Currency != "USD" {
+			t.Errorf("line %d = %+v, want %s of %q, refund %q, dispute %q, payment %q, %d USD, FeeMilli %d",
+				tt.line, r, tt.kind, tt.orderNo, tt.refundNo, tt.dispute, tt.payment, tt.amount, tt.feeMilli)
+		}
+	}
+	if r := byLine[3]; r.FeeMilli != 50000 {
+		t.Errorf("line 3 FeeMilli = %d, want 50000 (Markup .50)", r.FeeMilli)
+	}
+	if po := byLine[13]; po.Kind != reconcile.KindBatch || po.Amount != 2139 {
+		t.Errorf("line 13 = %+v, want the MerchantPayout of 21.39 the chargebacks net into", po)
 	}
 }
 
@@ -66,6 +108,10 @@ func TestAdyenErrors(t *testing.T) {
 		t.Fatal("no MerchantPayout row in the sample")
 	}
 	transfer := readTestdata(t, "adyen", "balancetransfer", "input.csv")
+	// Line 12 of the sample is a Chargeback; line 5 of chargebacks a
+	// ChargebackReversed, line 11 a RefundedReversed.
+	chargeback := func(s string) string { return edit("EUR,210,,1,EUR,225,", s) }
+	cb := editor(t, readTestdata(t, "adyen", "chargebacks", "input.csv"))
 
 	runBad(t, "adyen", []badCase{
 		{"missing column", edit(",Psp Reference,", ",PSP Ref,"), 1, "Psp Reference", "missing required column", false},
@@ -100,6 +146,15 @@ func TestAdyenErrors(t *testing.T) {
 		{"Refunded with <auto> and no Modification Reference", edit(",Refunded,N4X9K2RB7W1C5Q8V,EUR,40,,1,EUR,40,,,,,,mcstandarddebit,RF202611280301,", ",Refunded,,EUR,40,,1,EUR,40,,,,,,mcstandarddebit,<auto>,"), 9, "Modification Merchant Reference", `without a refund number ("<auto>") or a Modification Reference`, false},
 		{"net credit identity broken", edit(",49.5,,0.25,", ",49.4,,0.25,"), 2, "Net Credit (NC)", "49.40 is not Gross Credit (GC) 49.90 − fees 0.40 = 49.50", false},
 		{"net debit identity broken", edit(",225,,,15,", ",224,,,15,"), 12, "Net Debit (NC)", "224.00 is not Gross Debit (GC) 210.00 + fees 15.00 = 225.00", false},
+		{"Gross Credit on a Chargeback", chargeback("EUR,,210,1,EUR,225,"), 12, "Gross Credit (GC)", `"210" on a Chargeback row, which is booked in Gross Debit (GC)`, false},
+		{"empty Gross Debit on a Chargeback", chargeback("EUR,,,1,EUR,225,"), 12, "Gross Debit (GC)", "empty amount on a Chargeback row", false},
+		{"unparseable chargeback amount", chargeback("EUR,2l0,,1,EUR,225,"), 12, "Gross Debit (GC)", `"2l0": not a plain decimal`, false},
+		{"Gross Debit on a ChargebackReversed", cb(`USD,"",100,1,USD,"",99.89`, `USD,100,,1,USD,"",99.89`), 5, "Gross Debit (GC)", `"100" on a ChargebackReversed row, which is booked in Gross Credit (GC)`, false},
+		{"empty Gross Credit on a RefundedReversed", cb("USD,,52,1,USD,,52,,,,,visaclassic,RF9002", "USD,,,1,USD,,52,,,,,visaclassic,RF9002"), 11, "Gross Credit (GC)", "empty amount on a RefundedReversed row", false},
+		{"reversal net credit identity broken", cb(",99.89,", ",99.90,"), 5, "Net Credit (NC)", "99.90 is not Gross Credit (GC) 100.00 − fees 0.11 = 99.89", false},
+		{"refund reversal net credit identity broken", cb("USD,,52,1,USD,,52,", "USD,,52,1,USD,,51,"), 11, "Net Credit (NC)", "51.00 is not Gross Credit (GC) 52.00 − fees 0.00 = 52.00", false},
+		{"fee of a leading dot too precise", cb(",.11,", ",.111,"), 5, "Markup (NC)", `"0.111": more decimals than the currency has`, false},
+		{"bare dot", cb(",.11,", ",.,"), 5, "Markup (NC)", `"0.": not a plain decimal`, false},
 		{"control total mismatch", edit(",179.1,", ",179.2,"), 14, "Net Debit (NC)", "control total does not add up: MerchantPayout pays out 179.20, the other rows net to 179.10", true},
 		{"row missing before the payout", edit("EUR,1.2\n", "EUR,1.3\n"), 14, "Net Debit (NC)", "MerchantPayout pays out 179.10, the other rows net to 179.00", true},
 		{"balance transfer off", editor(t, transfer)("EUR,21.5,", "EUR,21.4,"), 6, "Net Debit (NC)", "no MerchantPayout row, so the rows should net to 0 after Balancetransfer; they net to 0.10", true},

@@ -22,8 +22,8 @@ type columns struct {
 	at [maxSlots]int32
 }
 
-// maxSlots is the most columns a format reads: Adyen's 19.
-const maxSlots = 19
+// maxSlots is the most columns a format reads: Adyen's 20.
+const maxSlots = 20
 
 // newColumns is the columns of a header of names, as written, for a
 // parser that reads the slots of want; none found yet.
@@ -94,7 +94,12 @@ func (c *columns) errorf(line, slot int, format string, args ...any) error {
 // scale and signed as it says; its error names the column. The usual
 // amount is read on the fast path here, the rest by parseMoney.
 func (c *columns) money(rec []string, line, slot, scale int, signed bool) (int64, error) {
-	s := c.field(rec, slot)
+	return c.moneyOf(c.field(rec, slot), line, slot, scale, signed)
+}
+
+// moneyOf is money of s, slot's field as a format writes it in full (see
+// adyRow.amount).
+func (c *columns) moneyOf(s string, line, slot, scale int, signed bool) (int64, error) {
 	var v int64
 	var ok bool
 	if signed {

@@ -26,7 +26,10 @@ type csvParser struct {
 var _ Parser = csvParser{}
 
 // Canonical column names; the first csvRequired of them must be present.
-var csvColumns = [...]string{"type", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status"}
+// dispute_id, payment_txn_id and reason are read on a dispute's events
+// and (payment_txn_id) a refund reversal only.
+var csvColumns = [...]string{"type", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status",
+	"dispute_id", "payment_txn_id", "reason"}
 
 const csvRequired = 7
 
@@ -40,6 +43,9 @@ const (
 	csvOccurredAt
 	csvFee
 	csvStatus
+	csvDisputeID
+	csvPaymentTxnID
+	csvReason
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -312,6 +318,7 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 	if t.Kind == reconcile.KindRefund && t.RefundNo == "" && t.ChannelTxnID == "" {
 		return t, c.errorf(line, csvRefundNo, "refund row with neither a refund number nor a channel_txn_id to match it by")
 	}
+	c.event(&t, rec)
 	if t.Currency != c.currency || c.currency == "" {
 		if err := c.setCurrency(t.Currency, line); err != nil {
 			return t, err
@@ -340,7 +347,9 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 	return t, err
 }
 
-// kind reads the type of a row and checks the numbers its kind needs.
+// kind reads the type of a row and checks the numbers its kind needs. A
+// dispute's event may lack our order number: it is found by its
+// payment_txn_id.
 func (c *csvRow) kind(raw, orderNo, refundNo string, line int) (reconcile.Kind, error) {
 	kind := raw
 	if kind != "payment" && kind != "refund" {
@@ -351,19 +360,48 @@ func (c *csvRow) kind(raw, orderNo, refundNo string, line int) (reconcile.Kind, 
 		if orderNo == "" {
 			return "", c.errorf(line, csvOrderNo, "empty order number on a payment row")
 		}
-		if refundNo != "" {
-			return "", c.errorf(line, csvRefundNo, "refund number %s on a payment row", reconcile.Quote(refundNo))
-		}
-		return reconcile.KindPayment, nil
+		return reconcile.KindPayment, c.noRefundNo(refundNo, kind, line)
 	case "refund":
 		// A refund without our number is matched by its channel_txn_id.
 		return reconcile.KindRefund, nil
+	case "refund_reversal":
+		return reconcile.KindRefundReversal, nil
+	case "chargeback":
+		return reconcile.KindChargeback, c.noRefundNo(refundNo, kind, line)
+	case "chargeback_reversal":
+		return reconcile.KindChargebackReversal, c.noRefundNo(refundNo, kind, line)
+	case "second_chargeback":
+		return reconcile.KindSecondChargeback, c.noRefundNo(refundNo, kind, line)
 	case "":
 		return "", c.errorf(line, csvType, "empty type")
 	}
 	// Kept, not refused: the matcher puts rows it cannot classify in
 	// front of a person.
 	return reconcile.KindOther, nil
+}
+
+// noRefundNo refuses refundNo on a row of type kind, which has none.
+func (c *csvRow) noRefundNo(refundNo, kind string, line int) error {
+	if refundNo != "" {
+		return c.errorf(line, csvRefundNo, "refund number %s on a %s row", reconcile.Quote(refundNo), kind)
+	}
+	return nil
+}
+
+// event sets what t, a row of rec, carries as a dispute's event or a
+// refund reversal: the dispute's id (channel_txn_id when dispute_id is
+// empty), the payment's and the reason. Other rows carry none.
+func (c *csvRow) event(t *reconcile.Transaction, rec []string) {
+	if t.Kind.Disputed() {
+		t.DisputeID = c.field(rec, csvDisputeID)
+		if t.DisputeID == "" {
+			t.DisputeID = t.ChannelTxnID
+		}
+		t.Reason = c.field(rec, csvReason)
+	}
+	if t.Kind.Disputed() || t.Kind == reconcile.KindRefundReversal {
+		t.PaymentID = c.field(rec, csvPaymentTxnID)
+	}
 }
 
 // setCurrency makes currency, a row's, the one whose digits parse uses.

@@ -98,6 +98,8 @@ const csvBase = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred
 func TestCSVErrors(t *testing.T) {
 	edit := editor(t, csvBase)
 	amount := func(s string) string { return edit(",99.80,", ","+s+",") }
+	// The payment made a chargeback of amount s.
+	chargeback := func(s string) string { return edit("payment,ORD1,,TX1,99.80,", "chargeback,ORD1,,TX1,"+s+",") }
 	runBad(t, "csv", []badCase{
 		{"missing column", edit("amount,currency,", "amount,ccy,"), 1, "currency", "missing required column", false},
 		{"duplicate column", edit(",fee,", ",amount,"), 1, "amount", "duplicate column", false},
@@ -119,6 +121,10 @@ func TestCSVErrors(t *testing.T) {
 		{"refund without refund_no or channel_txn_id", edit(",RF1,RTX1,", ",,,"), 3, "refund_no", "neither a refund number nor a channel_txn_id", false},
 		{"payment with refund_no", edit("ORD1,,TX1", "ORD1,RF9,TX1"), 2, "refund_no", `refund number "RF9" on a payment row`, false},
 		{"payment without order_no", edit("payment,ORD1,", "payment,,"), 2, "order_no", "empty order number", false},
+		{"unparseable chargeback amount", chargeback("9x.80"), 2, "amount", `"9x.80": not a plain decimal`, false},
+		{"chargeback amount of three decimals", chargeback("99.801"), 2, "amount", `"99.801": more decimals than the currency has`, false},
+		{"negative chargeback amount", chargeback("-99.80"), 2, "amount", "unsigned", false},
+		{"chargeback with refund_no", edit("payment,ORD1,,TX1", "second_chargeback,ORD1,RF9,TX1"), 2, "refund_no", `refund number "RF9" on a second_chargeback row`, false},
 		{"empty type", edit("refund,ORD1", ",ORD1"), 3, "type", "empty type", false},
 		{"invalid UTF-8", edit("RTX1", "RTX\xff"), 3, "channel_txn_id", "invalid UTF-8", false},
 		{"invalid UTF-8 in header", edit("status\n", "st\xffatus\n"), 1, "", "invalid UTF-8", false},

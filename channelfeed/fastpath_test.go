@@ -133,7 +133,19 @@ func csvSeeds() []string {
 		h + r + "\r\n" + r + "\n\r",
 		h + strings.Replace(r, "ORD1", "OR\x00D1", 1),
 		strings.Replace(h, "type", "ty\x00pe", 1) + r,
+		dh + dispute("chargeback", "50.00", "DSP1") + dispute("chargeback_reversal", "50.00", "DSP1") + dispute("Second_Chargeback", "50.00", ""),
+		dh + dispute("chargeback", "50.00", "DSP1") + dispute("chargeback_reversal", "50.01", "DSP1"),
+		dh + dispute("chargeback", "50.00", "DSP1") + strings.Replace(dispute("chargeback_reversal", "60.00", "DSP1"), "fraud", `"fraud, card lost"`, 1),
+		dh + strings.Replace(r, "SUCCESS", "SUCCESS,,,", 1) + dispute("refund_reversal", "1.00", ""),
 	}
+}
+
+// dh is the canonical header with the columns of a dispute's events.
+const dh = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status,dispute_id,payment_txn_id,reason\n"
+
+// dispute is a row of dh of type typ, amount and dispute id.
+func dispute(typ, amount, id string) string {
+	return typ + ",ORD1,,CB1," + amount + ",CNY,2026-11-28T18:00:00+08:00,15.00,," + id + ",TX1,fraud\n"
 }
 
 // TestCSVFastPathLongLines holds the fast line reader to encoding/csv on

@@ -46,11 +46,12 @@ type Mapping struct {
 	// Currency is the ISO 4217 code of every row, for files without a
 	// currency column. Set it or columns.currency, not both.
 	Currency string `json:"currency,omitempty"`
-	// Kinds lists, under "payment", "refund" and "batch", the values of
-	// the kind column that mean each. Values match after trimming,
-	// ignoring case. A value not listed makes a row of kind other, kept
-	// for review; an empty cell is an error unless "" is listed. Batch
-	// rows (fees, payouts) are counted, never matched.
+	// Kinds lists, under "payment", "refund", "batch", "chargeback",
+	// "chargeback_reversal", "second_chargeback" and "refund_reversal",
+	// the values of the kind column that mean each. Values match after
+	// trimming, ignoring case. A value not listed makes a row of kind
+	// other, kept for review; an empty cell is an error unless "" is
+	// listed. Batch rows (fees, payouts) are counted, never matched.
 	Kinds map[string][]string `json:"kinds"`
 	// Statuses lists, under "success", "processing" and "failed", the
 	// values of the status column that mean each, matched like Kinds. With
@@ -60,11 +61,13 @@ type Mapping struct {
 	// AmountUnits is "major" (default: decimals such as "12.50") or
 	// "minor" (whole minor units such as "1250"). Fees use the same units.
 	AmountUnits string `json:"amount_units,omitempty"`
-	// Sign says how payment and refund amounts carry their direction:
-	// "unsigned" (default: no sign allowed), "signed" (payments ≥ 0,
-	// refunds ≤ 0; the sign is checked against the kind, then dropped) or
-	// "any" (the sign is dropped unchecked). Batch rows and rows of kind
-	// other are read as absolute values whatever this says.
+	// Sign says how the amounts of payments, refunds, chargebacks and
+	// reversals carry their direction: "unsigned" (default: no sign
+	// allowed), "signed" (payments and reversals ≥ 0, refunds and
+	// chargebacks of either round ≤ 0; the sign is checked against the
+	// kind, then dropped) or "any" (the sign is dropped unchecked). Batch
+	// rows and rows of kind other are read as absolute values whatever
+	// this says.
 	Sign string `json:"sign,omitempty"`
 	// FeeSign says how the channel writes a fee it charged: "positive"
 	// (default) or "negative" (deducted, like Alipay's 服务费). A fee of
@@ -96,15 +99,18 @@ type Mapping struct {
 // MappedColumns names the header of each canonical field. Names match
 // after trimming, ignoring case. Two fields may name the same column.
 type MappedColumns struct {
-	Kind         string `json:"kind"`                // required: the row's kind, see Mapping.Kinds
-	OrderNo      string `json:"order_no"`            // required: our order number; may be empty on refunds
-	RefundNo     string `json:"refund_no,omitempty"` // our refund number; required when kinds lists refunds
-	ChannelTxnID string `json:"channel_txn_id"`      // required: the channel's id of the row; may be empty on batch and other rows
-	Amount       string `json:"amount"`              // required
-	Currency     string `json:"currency,omitempty"`  // required unless Mapping.Currency is set
-	OccurredAt   string `json:"occurred_at"`         // required
-	Fee          string `json:"fee,omitempty"`       // optional; an empty cell is no fee
-	Status       string `json:"status,omitempty"`    // optional, see Mapping.Statuses
+	Kind         string `json:"kind"`                 // required: the row's kind, see Mapping.Kinds
+	OrderNo      string `json:"order_no"`             // required: our order number; may be empty on refunds and a dispute's events
+	RefundNo     string `json:"refund_no,omitempty"`  // our refund number; required when kinds lists refunds
+	ChannelTxnID string `json:"channel_txn_id"`       // required: the channel's id of the row; may be empty on rows but payments and refunds
+	Amount       string `json:"amount"`               // required
+	Currency     string `json:"currency,omitempty"`   // required unless Mapping.Currency is set
+	OccurredAt   string `json:"occurred_at"`          // required
+	Fee          string `json:"fee,omitempty"`        // optional; an empty cell is no fee
+	Status       string `json:"status,omitempty"`     // optional, see Mapping.Statuses
+	DisputeID    string `json:"dispute_id,omitempty"` // optional, on a dispute's events; empty: the channel_txn_id
+	PaymentID    string `json:"payment_id,omitempty"` // optional, on a dispute's events and refund reversals: the channel's id of their payment
+	Reason       string `json:"reason,omitempty"`     // optional, on a dispute's events: the scheme's reason
 }
 
 // UnmarshalJSON refuses unknown keys whatever decoder reads the config.
@@ -137,15 +143,20 @@ const (
 	mOccurredAt
 	mFee
 	mStatus
+	mDisputeID
+	mPaymentID
+	mReason
 	mFields
 )
 
 // mappedNames are the JSON keys of MappedColumns, used in messages so a
 // user can find the setting to change.
-var mappedNames = [mFields]string{"kind", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status"}
+var mappedNames = [mFields]string{"kind", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status",
+	"dispute_id", "payment_id", "reason"}
 
 func (c MappedColumns) names() [mFields]string {
-	return [mFields]string{c.Kind, c.OrderNo, c.RefundNo, c.ChannelTxnID, c.Amount, c.Currency, c.OccurredAt, c.Fee, c.Status}
+	return [mFields]string{c.Kind, c.OrderNo, c.RefundNo, c.ChannelTxnID, c.Amount, c.Currency, c.OccurredAt, c.Fee, c.Status,
+		c.DisputeID, c.PaymentID, c.Reason}
 }
 
 // Time formats besides a Go layout.
@@ -204,9 +215,13 @@ func matchKey(s string) string {
 // Mapping.Statuses list their values under.
 var (
 	mappedKinds = map[string]reconcile.Kind{
-		"payment": reconcile.KindPayment,
-		"refund":  reconcile.KindRefund,
-		"batch":   reconcile.KindBatch,
+		"payment":             reconcile.KindPayment,
+		"refund":              reconcile.KindRefund,
+		"batch":               reconcile.KindBatch,
+		"chargeback":          reconcile.KindChargeback,
+		"chargeback_reversal": reconcile.KindChargebackReversal,
+		"second_chargeback":   reconcile.KindSecondChargeback,
+		"refund_reversal":     reconcile.KindRefundReversal,
 	}
 	mappedStatuses = map[string]reconcile.TxnStatus{
 		"success":    reconcile.StatusSuccess,
@@ -269,7 +284,8 @@ func (p *mappedPlan) compileColumns(m *Mapping, bad *problems) {
 }
 
 func (p *mappedPlan) compileKinds(m *Mapping, bad *problems) {
-	p.kinds = compileTable(bad, "kinds", "kind", m.Kinds, mappedKinds, "payment, refund or batch; unlisted values are kept as other", nil)
+	p.kinds = compileTable(bad, "kinds", "kind", m.Kinds, mappedKinds,
+		"payment, refund, batch, chargeback, chargeback_reversal, second_chargeback or refund_reversal; unlisted values are kept as other", nil)
 	listed := map[reconcile.Kind]int{}
 	for _, kind := range p.kinds {
 		listed[kind]++
@@ -619,6 +635,7 @@ func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err e
 	if err := f.kind(&t, line); err != nil {
 		return t, err
 	}
+	f.event(&t, rec)
 	if p.currency == "" {
 		t.Currency = f.field(rec, mCurrency)
 	}
@@ -654,13 +671,12 @@ func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
 		// front of a person.
 		t.Kind = reconcile.KindOther
 	}
-	switch t.Kind {
-	case reconcile.KindPayment:
-		if t.OrderNo == "" {
-			return f.errorf(line, mOrderNo, "empty order number on a payment row")
-		}
-		// A channel may repeat a reference in its refund column on
-		// payments; a payment has no refund number.
+	if t.Kind == reconcile.KindPayment && t.OrderNo == "" {
+		return f.errorf(line, mOrderNo, "empty order number on a payment row")
+	}
+	// A channel may repeat a reference in its refund column on payments
+	// and a dispute's events; neither has a refund number.
+	if t.Kind == reconcile.KindPayment || t.Kind.Disputed() {
 		t.RefundNo = ""
 	}
 	if t.ChannelTxnID == "" && (t.Kind == reconcile.KindPayment || t.Kind == reconcile.KindRefund) {
@@ -669,8 +685,26 @@ func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
 	return nil
 }
 
-// amount reads the amount of a row of kind, holding a payment's or a
-// refund's to the mapping's sign, and returns it without its sign.
+// event sets what t, a row of rec, carries as a dispute's event or a
+// refund reversal: the dispute's id (the channel's id of the row when
+// the dispute_id column is unmapped or empty), the payment's and the
+// reason. Other rows carry none.
+func (f *mappedFile) event(t *reconcile.Transaction, rec []string) {
+	if t.Kind.Disputed() {
+		t.DisputeID = f.field(rec, mDisputeID)
+		if t.DisputeID == "" {
+			t.DisputeID = t.ChannelTxnID
+		}
+		t.Reason = f.field(rec, mReason)
+	}
+	if t.Kind.Disputed() || t.Kind == reconcile.KindRefundReversal {
+		t.PaymentID = f.field(rec, mPaymentID)
+	}
+}
+
+// amount reads the amount of a row of kind, holding that of a row of
+// a customer's money (not batch, not other) to the mapping's sign, and
+// returns it without its sign.
 func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int) (int64, error) {
 	p := f.plan
 	s := f.field(rec, mAmount)
@@ -678,19 +712,25 @@ func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int)
 	if err != nil {
 		return 0, f.errorf(line, mAmount, "%w", err)
 	}
-	if kind == reconcile.KindPayment || kind == reconcile.KindRefund {
+	if kind != reconcile.KindBatch && kind != reconcile.KindOther {
+		// Money to the customer is negative when signed: a refund, a
+		// chargeback of either round.
+		out := kind.Returned()
 		switch {
 		case p.sign == signUnsigned && (s[0] == '-' || s[0] == '+'):
 			return 0, f.errorf(line, mAmount, `%s: amount must be unsigned (the mapping's sign is "unsigned")`, reconcile.Quote(s))
-		case p.sign == signSigned && kind == reconcile.KindPayment && v < 0:
-			return 0, f.errorf(line, mAmount, `%s: negative amount on a payment row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
-		case p.sign == signSigned && kind == reconcile.KindRefund && v > 0:
-			return 0, f.errorf(line, mAmount, `%s: positive amount on a refund row (sign "signed": payments positive, refunds negative)`, reconcile.Quote(s))
+		case p.sign == signSigned && !out && v < 0:
+			return 0, f.errorf(line, mAmount, `%s: negative amount on a %s row (sign "signed": %s)`, reconcile.Quote(s), kind, signedRule)
+		case p.sign == signSigned && out && v > 0:
+			return 0, f.errorf(line, mAmount, `%s: positive amount on a %s row (sign "signed": %s)`, reconcile.Quote(s), kind, signedRule)
 		}
 	}
 	// number refuses math.MinInt64, as absAmount needs.
 	return absAmount(v), nil
 }
+
+// signedRule says what the sign "signed" holds amounts to.
+const signedRule = "payments and reversals positive, refunds and chargebacks negative"
 
 // fee reads the fee in thousandths of a minor unit, as every parser
 // gives them; an empty cell is no fee.

@@ -128,6 +128,14 @@ func TestMappedErrors(t *testing.T) {
 	unix := mappedWith(func(m *Mapping) { m.TimeFormat = "unix" })
 	unixInput := editor(t, strings.ReplaceAll(strings.ReplaceAll(mappedBaseInput, "2026-11-28 09:12:45", "1795853565"), "2026-11-28 10:00:00", "1795856400"))
 
+	// The payment made a chargeback, the refund a chargeback reversal.
+	disputes := mappedWith(func(m *Mapping) {
+		m.Kinds["chargeback"] = []string{"CB"}
+		m.Kinds["chargeback_reversal"] = []string{"CB_REVERSED"}
+	})
+	chargeback := func(s string) string { return edit("SALE,ORD1,,TX1,99.80,", "CB,ORD1,,TX1,"+s+",") }
+	reversal := func(s string) string { return edit("REFUND,ORD1,RF1,RTX1,-10.00,", "CB_REVERSED,ORD1,,RTX1,"+s+",") }
+
 	multiline := editor(t, "type,order,refund,txn,amount,currency,time,fee,status,note\n"+
 		"SALE,ORD1,,TX1,99.80,EUR,2026-11-28 09:12:45,,OK,\"two\nlines\"\n"+
 		"SALE,ORD2,,TX2,1.00,EUR,2026-11-28 09:12:45,,OK,\n")
@@ -159,6 +167,9 @@ func TestMappedErrors(t *testing.T) {
 		mappedBadCase("negative payment", amount("-99.80"), 2, "amount", `"-99.80": negative amount on a payment row`),
 		mappedBadCase("positive refund", edit("-10.00", "10.00"), 3, "amount", `"10.00": positive amount on a refund row`),
 		mappedBadCase("plus on a refund", edit("-10.00", "+10.00"), 3, "amount", "positive amount on a refund row"),
+		mappedBadWith(disputes, "positive chargeback", chargeback("99.80"), 2, "amount", `"99.80": positive amount on a chargeback row (sign "signed": payments and reversals positive, refunds and chargebacks negative)`),
+		mappedBadWith(disputes, "negative chargeback reversal", reversal("-10.00"), 3, "amount", `"-10.00": negative amount on a chargeback_reversal row`),
+		mappedBadWith(disputes, "unparseable chargeback amount", chargeback("-99.8O"), 2, "amount", `"-99.8O": not a plain decimal`),
 		mappedBadWith(unsigned, "sign when unsigned", amount("-99.80"), 2, "amount", `"-99.80": amount must be unsigned`),
 		mappedBadWith(unsigned, "plus when unsigned", amount("+99.80"), 2, "amount", "amount must be unsigned"),
 		mappedBadWith(minor, "fraction in minor units", minorAmount("12.5"), 2, "amount", `"12.5": want whole minor units`),
@@ -284,6 +295,30 @@ func TestMappedRows(t *testing.T) {
 			},
 		},
 		{
+			name: "a dispute's events and a refund reversal, any sign",
+			m: mappedWith(func(m *Mapping) {
+				m.Sign = "any"
+				m.Columns.DisputeID, m.Columns.PaymentID, m.Columns.Reason = "case", "payment", "why"
+				m.Kinds = map[string][]string{"payment": {"SALE"}, "refund": {"REFUND"}, "chargeback": {"CB"}, "second_chargeback": {"CB2"},
+					"chargeback_reversal": {"CB_REVERSED"}, "refund_reversal": {"REFUND_REVERSED"}}
+			}),
+			input: "type,order,refund,txn,amount,currency,time,fee,status,case,payment,why\n" +
+				"CB,ORD1,RF0,CB1,-5.00,EUR,2026-11-28 09:00:00,,OK,D1,TX1,fraud\n" +
+				"cb_reversed,,,CB2,-5.00,EUR,2026-11-28 10:00:00,,OK,,TX1,\n" +
+				"CB2,ORD1,,CB3,5.00,EUR,2026-11-28 11:00:00,,OK,D1,TX1,fraud\n" +
+				"REFUND_REVERSED,ORD1,RF1,RR1,-2.00,EUR,2026-11-28 12:00:00,,OK,D9,TX1,why\n",
+			want: []reconcile.Transaction{
+				{Kind: reconcile.KindChargeback, OrderNo: "ORD1", ChannelTxnID: "CB1", Amount: 500, Currency: "EUR", Status: reconcile.StatusSuccess, RawKind: "CB", Line: 2,
+					OccurredAt: time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC), DisputeID: "D1", PaymentID: "TX1", Reason: "fraud"},
+				{Kind: reconcile.KindChargebackReversal, ChannelTxnID: "CB2", Amount: 500, Currency: "EUR", Status: reconcile.StatusSuccess, RawKind: "cb_reversed", Line: 3,
+					OccurredAt: time.Date(2026, 11, 28, 9, 0, 0, 0, time.UTC), DisputeID: "CB2", PaymentID: "TX1"},
+				{Kind: reconcile.KindSecondChargeback, OrderNo: "ORD1", ChannelTxnID: "CB3", Amount: 500, Currency: "EUR", Status: reconcile.StatusSuccess, RawKind: "CB2", Line: 4,
+					OccurredAt: time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC), DisputeID: "D1", PaymentID: "TX1", Reason: "fraud"},
+				{Kind: reconcile.KindRefundReversal, OrderNo: "ORD1", RefundNo: "RF1", ChannelTxnID: "RR1", Amount: 200, Currency: "EUR", Status: reconcile.StatusSuccess, RawKind: "REFUND_REVERSED", Line: 5,
+					OccurredAt: time.Date(2026, 11, 28, 11, 0, 0, 0, time.UTC), PaymentID: "TX1"},
+			},
+		},
+		{
 			name:  "header only",
 			input: "type,order,refund,txn,amount,currency,time,fee,status\r\n",
 			want:  nil,
@@ -341,8 +376,8 @@ func TestMappedGoldenFacts(t *testing.T) {
 	if r := eu[4]; r.Kind != reconcile.KindRefund || r.Amount != 1990 || r.RefundNo != "RF202611280401" || r.FeeMilli != -10000 {
 		t.Errorf("line 4 = %+v, want refund RF202611280401 of 1990, FeeMilli -10000", r)
 	}
-	if r := eu[8]; r.Kind != reconcile.KindOther || r.RawKind != "CHARGEBACK" || r.Amount != 12000 {
-		t.Errorf("line 8 = %+v, want other CHARGEBACK 12000", r)
+	if r := eu[8]; r.Kind != reconcile.KindChargeback || r.RawKind != "CHARGEBACK" || r.Amount != 12000 || r.DisputeID != "PSP-FAKE-0007" || r.OrderNo != "ORD202611280402" {
+		t.Errorf("line 8 = %+v, want chargeback of ORD202611280402, 12000 (-12000 cents), dispute PSP-FAKE-0007 (its PSP Reference)", r)
 	}
 	if r := eu[10]; r.Kind != reconcile.KindBatch || r.Amount != 2913 {
 		t.Errorf("line 10 = %+v, want batch 2913", r)
@@ -374,6 +409,23 @@ func TestMappedGoldenFacts(t *testing.T) {
 	}
 	if pre[7].Status != reconcile.StatusProcessing || pre[8].Status != reconcile.StatusFailed || pre[10].Status != reconcile.StatusSuccess {
 		t.Errorf("statuses = %s %s %s, want processing failed success", pre[7].Status, pre[8].Status, pre[10].Status)
+	}
+
+	cb := rows("chargebacks")
+	if r := cb[3]; r.Kind != reconcile.KindChargeback || r.Amount != 6000 || r.DisputeID != "CASE-8001" || r.PaymentID != "CAP-8001" || r.Reason != "10.4" || r.FeeMilli != 1200000 {
+		t.Errorf("line 3 = %+v, want chargeback 6000 (-60.00) of case CASE-8001, payment CAP-8001, reason 10.4, FeeMilli 1200000", r)
+	}
+	if r := cb[4]; r.Kind != reconcile.KindChargebackReversal || r.Amount != 4000 || r.DisputeID != "CASE-8001" {
+		t.Errorf("line 4 = %+v, want chargeback_reversal 4000 of CASE-8001", r)
+	}
+	if r := cb[6]; r.Kind != reconcile.KindChargeback || r.OrderNo != "" || r.DisputeID != "CHB-8002" || r.Amount != 1550 {
+		t.Errorf("line 6 = %+v, want chargeback 1550 without an order, its dispute its Reference CHB-8002", r)
+	}
+	if r := cb[8]; r.Kind != reconcile.KindRefundReversal || r.RefundNo != "RF8003" || r.PaymentID != "CAP-8003" || r.DisputeID != "" {
+		t.Errorf("line 8 = %+v, want refund_reversal of RF8003, payment CAP-8003, no dispute", r)
+	}
+	if r := cb[9]; r.Kind != reconcile.KindOther || r.DisputeID != "" {
+		t.Errorf("line 9 = %+v, want other (an unlisted RETRIEVAL_REQUEST), no dispute", r)
 	}
 
 	fr := rows("latin1")
@@ -445,7 +497,7 @@ func TestMappingValidate(t *testing.T) {
 		{"YYYY layout", func(m *Mapping) { m.TimeFormat = "YYYY-MM-DD HH:mm" }, `time_format "YYYY-MM-DD HH:mm": want "rfc3339"`},
 		{"layout without a day", func(m *Mapping) { m.TimeFormat = "15:04:05" }, `time_format "15:04:05"`},
 		{"layout with a zone abbreviation", func(m *Mapping) { m.TimeFormat = "2006-01-02 15:04 MST" }, "zone abbreviations are ambiguous"},
-		{"unknown kind name", func(m *Mapping) { m.Kinds["chargeback"] = []string{"CB"} }, `kinds: unknown kind "chargeback"`},
+		{"unknown kind name", func(m *Mapping) { m.Kinds["dispute"] = []string{"CB"} }, `kinds: unknown kind "dispute" (want payment, refund, batch, chargeback, chargeback_reversal, second_chargeback or refund_reversal;`},
 		{"kind other", func(m *Mapping) { m.Kinds["other"] = []string{"ADJ"} }, `kinds: unknown kind "other"`},
 		{"value under two kinds", func(m *Mapping) { m.Kinds["batch"] = []string{" sale "} }, `kinds: "SALE" is listed under both batch and payment`},
 		{"no payment or refund kinds", func(m *Mapping) { m.Kinds = map[string][]string{"batch": {"PAYOUT"}} }, "kinds: list the values of columns.kind that mean payment and refund"},

@@ -218,7 +218,11 @@ func (b *adyBatch) findHeader(rows *rowSink) error {
 			return err
 		}
 		if adyIsHeader(rec) {
-			return b.header(rec, line)
+			if err := b.header(rec, line); err != nil {
+				return err
+			}
+			rows.reversalColumn = b.name(adyGrossCredit)
+			return nil
 		}
 	}
 }

@@ -153,6 +153,8 @@ func TestAdyenErrors(t *testing.T) {
 		{"empty Gross Credit on a RefundedReversed", cb("USD,,52,1,USD,,52,,,,,visaclassic,RF9002", "USD,,,1,USD,,52,,,,,visaclassic,RF9002"), 11, "Gross Credit (GC)", "empty amount on a RefundedReversed row", false},
 		{"reversal net credit identity broken", cb(",99.89,", ",99.90,"), 5, "Net Credit (NC)", "99.90 is not Gross Credit (GC) 100.00 − fees 0.11 = 99.89", false},
 		{"refund reversal net credit identity broken", cb("USD,,52,1,USD,,52,", "USD,,52,1,USD,,51,"), 11, "Net Credit (NC)", "51.00 is not Gross Credit (GC) 52.00 − fees 0.00 = 52.00", false},
+		{"reversal larger than its chargeback", cb(`USD,"",100,1,USD,"",99.89`, `USD,"",100.01,1,USD,"",99.90`), 5, "Gross Credit (GC)",
+			`chargeback reversal of 100.01 is more than the 100.00 the chargebacks of dispute "8815000000000901" took before it in the file`, false},
 		{"fee of a leading dot too precise", cb(",.11,", ",.111,"), 5, "Markup (NC)", `"0.111": more decimals than the currency has`, false},
 		{"bare dot", cb(",.11,", ",.,"), 5, "Markup (NC)", `"0.": not a plain decimal`, false},
 		{"control total mismatch", edit(",179.1,", ",179.2,"), 14, "Net Debit (NC)", "control total does not add up: MerchantPayout pays out 179.20, the other rows net to 179.10", true},

@@ -86,6 +86,7 @@ func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
 	if err != nil {
 		return err
 	}
+	rows.reversalColumn = row.name(csvAmount)
 	for {
 		rec, line, valid, err := records.read()
 		if err == io.EOF {

@@ -125,6 +125,8 @@ func TestCSVErrors(t *testing.T) {
 		{"chargeback amount of three decimals", chargeback("99.801"), 2, "amount", `"99.801": more decimals than the currency has`, false},
 		{"negative chargeback amount", chargeback("-99.80"), 2, "amount", "unsigned", false},
 		{"chargeback with refund_no", edit("payment,ORD1,,TX1", "second_chargeback,ORD1,RF9,TX1"), 2, "refund_no", `refund number "RF9" on a second_chargeback row`, false},
+		{"reversal larger than its chargeback", editor(t, chargeback("99.80"))("refund,ORD1,RF1,RTX1,10.00", "chargeback_reversal,ORD1,,TX1,99.81"), 3, "amount",
+			`chargeback reversal of 99.81 is more than the 99.80 the chargebacks of dispute "TX1" took before it in the file`, false},
 		{"empty type", edit("refund,ORD1", ",ORD1"), 3, "type", "empty type", false},
 		{"invalid UTF-8", edit("RTX1", "RTX\xff"), 3, "channel_txn_id", "invalid UTF-8", false},
 		{"invalid UTF-8 in header", edit("status\n", "st\xffatus\n"), 1, "", "invalid UTF-8", false},

@@ -462,6 +462,7 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if err := f.readHeader(); err != nil {
 		return err
 	}
+	rows.reversalColumn = f.name(mAmount)
 	return f.details(&rows)
 }
 

@@ -221,6 +221,20 @@ func TestMappedErrors(t *testing.T) {
 	})
 }
 
+// TestMappedChargebackErrors holds the chargebacks case, a signed
+// mapping of a dispute's events, to its errors.
+func TestMappedChargebackErrors(t *testing.T) {
+	dir := filepath.Join("testdata", "mapped", "chargebacks")
+	edit := editor(t, readTestdata(t, "mapped", "chargebacks", "input.csv"))
+	runBadWith(t, "mapped", loadCaseOptions(t, dir), []badCase{
+		{"reversal larger than its chargeback", edit("CASE-8001,10.4,40.00,", "CASE-8001,10.4,60.01,"), 4, "Amount",
+			`chargeback reversal of 60.01 is more than the 60.00 the chargebacks of dispute "CASE-8001" took before it in the file`, false},
+		{"negative refund reversal", edit("REFUND_REVERSED,ORD8003,RF8003,RRV-8003,CAP-8003,,,20.00", "REFUND_REVERSED,ORD8003,RF8003,RRV-8003,CAP-8003,,,-20.00"), 8, "Amount",
+			`"-20.00": negative amount on a refund_reversal row`, false},
+		{"positive second chargeback", edit("-40.00", "40.00"), 5, "Amount", `"40.00": positive amount on a second_chargeback row`, false},
+	})
+}
+
 func TestMappedRows(t *testing.T) {
 	tests := []struct {
 		name  string

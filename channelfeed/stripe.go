@@ -155,6 +155,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 	if err := rp.readHeader(opts, rec, headerLine); err != nil {
 		return err
 	}
+	rows.reversalColumn = rp.name(stGross)
 
 	for {
 		rec, err := cr.Read()

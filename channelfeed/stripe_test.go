@@ -61,6 +61,11 @@ func TestStripeErrors(t *testing.T) {
 		{"unparseable gross on a dispute", dispute("-1e3,15.00,-5.00,dispute"), 3, "gross", `"-1e3": not a plain decimal`, false},
 		{"negative gross on a dispute reversal", dispute("-10.00,0.00,-10.00,dispute_reversal"), 3, "gross", "negative gross -10.00 on a dispute_reversal row", false},
 		{"dispute net is not gross minus fee", dispute("-10.00,15.00,-5.00,dispute"), 3, "net", "net -5.00, but gross -10.00 − fee 15.00 is -25.00", true},
+		{"dispute reversal larger than its disputes", "balance_transaction_id,created_utc,currency,gross,fee,net,reporting_category,source_id,payment_metadata[order_id]\n" +
+			"txn_1,2026-11-28 09:00:00,usd,-50.00,15.00,-65.00,dispute,dp_1,ORD1\n" +
+			"txn_2,2026-11-28 10:00:00,usd,-20.00,0.00,-20.00,dispute,dp_1,ORD1\n" +
+			"txn_3,2026-11-28 11:00:00,usd,70.01,0.00,70.01,dispute_reversal,dp_1,ORD1\n",
+			4, "gross", `chargeback reversal of 70.01 is more than the 70.00 the chargebacks of dispute "dp_1" took before it in the file`, false},
 		{"row without payout", edit("po_1,txn_2", ",txn_2"), 3, "automatic_payout_id", "empty automatic_payout_id", false},
 		{"empty balance_transaction_id", edit("po_1,txn_2", "po_1,"), 3, "balance_transaction_id", "empty balance_transaction_id", false},
 		{"empty reporting_category", edit(",refund,", ",,"), 3, "reporting_category", "empty reporting_category", false},

@@ -26,7 +26,8 @@ import (
 //
 // The bill has no currency column: an Alipay acquiring account settles in
 // CNY, so every row is CNY. It lists completed movements only, so every
-// row is a success.
+// row is a success. It carries no chargebacks: 业务类型 is 交易 or 退款,
+// and money a customer gets back is a refund row.
 type alipayParser struct{}
 
 var _ Parser = alipayParser{}

@@ -20,6 +20,9 @@ import (
 //
 // The bill is not CSV: fields are never quoted and free text (商品名称,
 // 商户数据包) may hold commas, so rows are split on the two characters ",`".
+//
+// The bill carries no chargebacks: 交易状态 is SUCCESS, REFUND or REVOKED,
+// and money a customer gets back is a refund row.
 type wechatPayParser struct{}
 
 var _ Parser = wechatPayParser{}

@@ -157,9 +157,10 @@ func (d *disputeCase) status() string {
 	return reconcile.DisputeOpen
 }
 
-// first is the index of the dispute's first chargeback, -1 when none.
+// first is the index of the dispute's first chargeback, -1 when none: a
+// second chargeback opens no dispute.
 func (d *disputeCase) first() int {
-	return slices.IndexFunc(d.events, func(e reconcile.Transaction) bool { return e.Kind != reconcile.KindChargebackReversal })
+	return slices.IndexFunc(d.events, func(e reconcile.Transaction) bool { return e.Kind == reconcile.KindChargeback })
 }
 
 // disputeCases applies rule 14 to tonight's events: a finding for each
@@ -224,15 +225,16 @@ func (m *Matcher) earlierEvents(fn func(reconcile.Transaction)) {
 
 // linkOrphans gives a reversal or second chargeback of tonight whose
 // dispute has no chargeback to the one dispute of its order that has
-// one, tonight's or an earlier night's: a channel whose reversal does
-// not repeat the dispute's id. With none or several, it stays apart and
+// one, tonight's or an earlier night's: a channel whose later events do
+// not repeat the dispute's id (Adyen's reports without a Dispute
+// Reference give each event a Modification Reference of its own). With none or several, it stays apart and
 // is told. Call it once the ledger's answers are in, before rules 8 and
 // 14 count the events.
 func (m *Matcher) linkOrphans() {
-	charged := map[string]bool{}     // disputes with a chargeback
+	charged := map[string]bool{}     // disputes with a (first) chargeback
 	byOrder := map[string][]string{} // those disputes, by order
 	note := func(e reconcile.Transaction) {
-		if !e.Kind.Disputed() || e.Kind == reconcile.KindChargebackReversal {
+		if e.Kind != reconcile.KindChargeback {
 			return
 		}
 		k := disputeKey(e)

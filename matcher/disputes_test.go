@@ -337,3 +337,22 @@ func catNames(cs []reconcile.Category) []string {
 	}
 	return out
 }
+
+// Adyen's reports without a Dispute Reference give a dispute's every
+// event a reference of its own: its reversal and second chargeback go to
+// the order's one dispute. Charged back, won, then lost: one chargeback,
+// lost, and no more returned than was paid.
+func TestDisputeEventsUnderTheirOwnIDs(t *testing.T) {
+	c := night{date: "2026-11-28", orders: []reconcile.LocalRecord{paidOrder("O1", 100, "2026-11-26 09:00:00.000")},
+		rows: []reconcile.Transaction{cb("O1", "M1", 100, "2026-11-28 08:00:00.000"), reversal("O1", "M2", 100, "2026-11-28 13:00:00.000"),
+			dispute(reconcile.KindSecondChargeback, "O1", "M3", 100, "2026-11-28 18:00:00.000")}}.classify(t)
+	cbs := only(c, reconcile.Chargeback)
+	if len(c.Findings) != 1 || len(cbs) != 1 || cbs[0].DisputeStatus != reconcile.DisputeLost || cbs[0].DisputeID != "M1" || len(cbs[0].Related) != 2 {
+		t.Errorf("findings: %+v; want one chargeback M1, lost, naming its two later events", c.Findings)
+	}
+	for _, e := range c.DisputeEvents {
+		if e.DisputeID != "M1" {
+			t.Errorf("event kept under %q, want M1, so later nights link it too", e.DisputeID)
+		}
+	}
+}

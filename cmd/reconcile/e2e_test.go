@@ -144,7 +144,8 @@ func TestDemoInProcess(t *testing.T) {
 	// The Stripe demo shows the new-key cases, its fee checked against the
 	// demo's contract.
 	stripe := readSummary(t, filepath.Join(out, "2026-11-28", "stripe")).Counts
-	for cat, n := range map[string]int{"over_refund": 1, "suspected_duplicate_payment": 1, "fee_mismatch": 1, "unrecognized": 3} {
+	for cat, n := range map[string]int{"over_refund": 2, "suspected_duplicate_payment": 1, "fee_mismatch": 1, "unrecognized": 1,
+		"chargeback": 3, "dispute_mismatch": 1} {
 		if stripe[cat] != n {
 			t.Errorf("demo stripe %s: got %d, want %d (%v)", cat, stripe[cat], n, stripe)
 		}

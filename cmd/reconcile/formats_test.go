@@ -25,10 +25,12 @@ func TestEveryFormatEndToEnd(t *testing.T) {
 		{"alipay", map[string]int{"matched": 9, "amount_mismatch": 1, "status_mismatch": 1, "missing_local": 0,
 			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 0}, 0, 0},
 		{"stripe", map[string]int{"matched": 11, "amount_mismatch": 1, "status_mismatch": 0, "missing_local": 0,
-			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 3,
-			"over_refund": 1, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 0, "fee_mismatch": 0}, 1, 1},
+			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 1,
+			"over_refund": 2, "suspected_duplicate_payment": 1, "suspected_duplicate_refund": 0, "fee_mismatch": 0,
+			"chargeback": 3, "dispute_mismatch": 1}, 1, 1},
 		{"adyen", map[string]int{"matched": 8, "amount_mismatch": 1, "status_mismatch": 0, "missing_local": 1,
-			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 1}, 2, 0},
+			"missing_channel": 1, "duplicate_payment": 0, "duplicate_refund": 1, "unrecognized": 0,
+			"chargeback": 3, "over_refund": 1}, 2, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.channel, func(t *testing.T) {

@@ -40,6 +40,11 @@ func TestBadInputWritesNothing(t *testing.T) {
 	crOnly := strings.ReplaceAll(canonical, "\n", "\r")
 	nulInCSV := strings.Replace(canonical, "T2", "T\x002", 1)
 	hugeValue := strings.Replace(canonical, "2.00", strings.Repeat("9", 500<<10)+"x", 1)
+	disputes := "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status,dispute_id\n" +
+		"chargeback,O1,,K1,1.00,CNY,2026-11-28T10:00:00+08:00,,,D1\n"
+	cbAmount := disputes + "chargeback,O2,,K2,1.0O,CNY,2026-11-28T11:00:00+08:00,,,D2\n"
+	cbTooMuch := disputes + "chargeback_reversal,O1,,K3,1.50,CNY,2026-11-28T12:00:00+08:00,,,D1\n"
+	cbSigned := disputes + "chargeback,O2,,K2,-1.00,CNY,2026-11-28T11:00:00+08:00,,,D2\n"
 
 	tests := []struct {
 		name   string
@@ -57,6 +62,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 		{"NUL in a channel id", write("nul.csv", []byte(nulInCSV)), "csv", []string{"nul.csv:3", "channel_txn_id", "NUL"}},
 		{"NUL in a WeChat order number", write("nul-bill.csv", nulInBill), "wechatpay", []string{"nul-bill.csv:", "商户订单号", "NUL"}},
 		{"a 500 KB bad value", write("huge.csv", []byte(hugeValue)), "csv", []string{"huge.csv:3", "column amount", "(512001 bytes)"}},
+		{"a chargeback's amount", write("cb-amount.csv", []byte(cbAmount)), "csv", []string{"cb-amount.csv:3", "column amount", "1.0O"}},
+		{"a reversal past its chargeback", write("cb-much.csv", []byte(cbTooMuch)), "csv", []string{"cb-much.csv:3", "column amount", "D1"}},
+		{"a sign where amounts are unsigned", write("cb-sign.csv", []byte(cbSigned)), "csv", []string{"cb-sign.csv:3", "column amount", "-1.00"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -121,7 +121,17 @@ classified AS (
        AND r.status = 'SUCCEEDED'
        AND NOT EXISTS (SELECT 1 FROM ch WHERE ch.kind = 'refund' AND ch.key = r.refund_no)
     UNION ALL
-    SELECT 'unrecognized', false FROM ch WHERE kind NOT IN ('payment', 'refund')
+    -- A chargeback is told as one (the generated data has no reversals);
+    -- one of an order refunded in full has returned its money twice.
+    SELECT 'chargeback', false FROM ch WHERE kind = 'chargeback'
+    UNION ALL
+    SELECT 'over_refund', false
+      FROM ch c JOIN orders o ON o.order_no = c.key
+     WHERE c.kind = 'chargeback'
+       AND (SELECT coalesce(sum(r.amount_minor), 0) FROM refunds r
+             WHERE r.order_no = o.order_no AND r.status = 'SUCCEEDED') + c.amount > o.amount_minor
+    UNION ALL
+    SELECT 'unrecognized', false FROM ch WHERE kind NOT IN ('payment', 'refund', 'chargeback')
 )
 SELECT category, count(*), count(*) FILTER (WHERE auto_reverse)
   FROM classified

@@ -55,10 +55,19 @@ func TestPlantedCounts(t *testing.T) {
 	if f.Want.AutoReversed != 2*3 {
 		t.Errorf("auto-reversible duplicates: %d, want 6", f.Want.AutoReversed)
 	}
-	// Every channel row is a group's original or a duplicate.
+	// 1 % chargebacks, a fifth of them on orders refunded in full.
+	if c, o := f.Want.Counts[reconcile.Chargeback], f.Want.Counts[reconcile.OverRefund]; c != 2*20 || o != 2*4 || f.Chargebacks != c || f.BothDoors != o {
+		t.Errorf("chargebacks %d (rows %d), over_refund %d (%d); want 40 and 8", c, f.Chargebacks, o, f.BothDoors)
+	}
+	if w := f.WantOf("wechatpay"); w.Counts[reconcile.Chargeback] != 0 || w.Counts[reconcile.OverRefund] != 0 {
+		t.Errorf("the WeChat Pay bill, which has no chargebacks, is to report %v", w.Counts)
+	}
+	// Every channel row is a group's original, a duplicate or a
+	// chargeback.
 	originals := f.Want.Counts[reconcile.Matched] + f.Want.Counts[reconcile.AmountMismatch] +
 		f.Want.Counts[reconcile.StatusMismatch] + f.Want.Counts[reconcile.MissingLocal]
-	if rows := originals + f.Want.Counts[reconcile.DuplicatePayment] + f.Want.Counts[reconcile.DuplicateRefund]; rows != f.Rows {
+	if rows := originals + f.Want.Counts[reconcile.DuplicatePayment] + f.Want.Counts[reconcile.DuplicateRefund] +
+		f.Want.Counts[reconcile.Chargeback]; rows != f.Rows {
 		t.Errorf("counts account for %d rows, the files have %d", rows, f.Rows)
 	}
 }
@@ -155,16 +164,21 @@ func parse(t *testing.T, path, format string) []rowKey {
 
 // TestWeChatBillParses reads the bill with the job's own parser, which
 // checks the summary row against the detail rows, and checks it holds the
-// same rows as the canonical CSV.
+// same rows as the canonical CSV but its chargebacks.
 func TestWeChatBillParses(t *testing.T) {
 	f, err := WriteFiles(tiny, t.TempDir(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	wx := parse(t, f.WeChat, "wechatpay")
-	csv := parse(t, f.CSV, "csv")
-	if len(wx) != f.Rows || len(csv) != f.Rows {
-		t.Fatalf("wechatpay %d rows, csv %d rows, generated %d", len(wx), len(csv), f.Rows)
+	var csv []rowKey
+	for _, r := range parse(t, f.CSV, "csv") {
+		if r.kind != reconcile.KindChargeback {
+			csv = append(csv, r)
+		}
+	}
+	if len(wx) != f.WeChatRows() || len(csv) != f.WeChatRows() || f.Rows != f.WeChatRows()+f.Chargebacks {
+		t.Fatalf("wechatpay %d rows, csv %d rows but chargebacks, generated %d with %d chargebacks", len(wx), len(csv), f.Rows, f.Chargebacks)
 	}
 	var refunds int
 	for i := range wx {
@@ -553,10 +567,17 @@ func TestPeerData(t *testing.T) {
 	if got, want := strings.Split(rl[0], ","), 7; len(got) != want {
 		t.Errorf("refunds.csv line %q: %d fields, want %d", rl[0], len(got), want)
 	}
+	// channel.csv is the canonical CSV less its chargeback rows.
 	a, _ := os.ReadFile(f.CSV)
+	var want []string
+	for _, l := range strings.SplitAfter(string(a), "\n") {
+		if l != "" && !strings.HasPrefix(l, "chargeback,") {
+			want = append(want, l)
+		}
+	}
 	b, err := os.ReadFile(filepath.Join(peer, "channel.csv"))
-	if err != nil || string(a) != string(b) {
-		t.Errorf("channel.csv is not the canonical CSV (%v)", err)
+	if err != nil || string(b) != strings.Join(want, "") || len(want) != f.WeChatRows()+1 {
+		t.Errorf("channel.csv is not the canonical CSV less its chargebacks (%v)", err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -61,6 +62,16 @@ var paymentPlants = []plant{
 	noChannel, noChannel, dupClean, dupClean, dupOtherAmount, dupIdemFailed,
 }
 
+// Per full block, 20 chargebacks in 2000 orders (1 %): 16 on paid orders
+// (each a chargeback to answer) and 4 on orders refunded in full (each a
+// chargeback and an over_refund: the money went back by both doors). A
+// WeChat Pay bill carries no chargebacks: they are in the canonical CSV
+// only.
+const (
+	blockChargebacks        = 16
+	blockRefundedChargeback = 4
+)
+
 // The refund block alternates the variant of the two anomalies that have
 // two, so both occur in any two consecutive blocks.
 func refundPlants(b int) []plant {
@@ -95,23 +106,28 @@ type idemRecord struct {
 	createdAt                time.Time
 }
 
-// chanRow is one settlement row, written to both file formats.
+// chanRow is one settlement row, written to both file formats; a
+// chargeback to the canonical CSV only.
 type chanRow struct {
-	refund   bool
-	orderNo  string
-	refundNo string
-	txnID    string // the payment's WeChat order id (on refunds too)
-	refundID string // the refund's WeChat refund id
-	amount   int64  // minor units
-	at       time.Time
-	userID   int64
-	n        int // picks the descriptive columns
+	refund     bool
+	chargeback bool
+	orderNo    string
+	refundNo   string
+	txnID      string // the payment's WeChat order id (on refunds too)
+	refundID   string // the refund's WeChat refund id
+	amount     int64  // minor units
+	at         time.Time
+	userID     int64
+	n          int // picks the descriptive columns
 }
 
 // channelID is the id the job keys the row by: the payment's, or the refund's.
 func (r chanRow) channelID() string {
-	if r.refund {
+	switch {
+	case r.refund:
 		return r.refundID
+	case r.chargeback:
+		return "CB" + r.txnID
 	}
 	return r.txnID
 }
@@ -119,6 +135,9 @@ func (r chanRow) channelID() string {
 // feeMilli is the WeChat fee at 0.60 %, in thousandths of a minor unit,
 // so it is exact at five decimals; refunds return their share.
 func (r chanRow) feeMilli() int64 {
+	if r.chargeback {
+		return 15_00_000 // the dispute fee, 15.00
+	}
 	if r.refund {
 		return -r.amount * 6
 	}
@@ -137,6 +156,9 @@ type block struct {
 	idem    []idemRecord
 	rows    []chanRow
 	want    Expected
+	// chargebacks counts the block's chargeback rows, refundedCharged
+	// those on refunded orders.
+	chargebacks, refundedCharged int
 }
 
 // keysOn names the keys and ids of the records settling on one date. The
@@ -214,6 +236,7 @@ func (s Spec) addPayments(blk *block, rng *rand.Rand, b int) paidOrders {
 	first := b*blockOrders + 1
 	n := min(blockOrders, s.Payments-first+1)
 	kinds := paymentKinds(rng)
+	charged := chargedOrders(rng, kinds)
 	paid := paidOrders{first: first, amounts: make([]int64, n), times: make([]time.Time, n), localAt: make([]int, n)}
 	daySeconds := int64(23 * 3600)
 	for k := range n {
@@ -222,8 +245,37 @@ func (s Spec) addPayments(blk *block, rng *rand.Rand, b int) paidOrders {
 		at := businessDate.Add(time.Duration(int64(i-1)*daySeconds/int64(s.Payments)+rng.Int64N(60)) * time.Second)
 		paid.amounts[k], paid.times[k] = amount, at
 		paid.localAt[k] = blk.addPayment(rng, i, amount, at, kinds[k])
+		if charged[k] {
+			blk.chargeBack(chanRow{orderNo: orderNo(i), txnID: txnID(i), amount: amount, at: at, userID: int64(i), n: i})
+		}
 	}
 	return paid
+}
+
+// chargedOrders picks the block's plain paid orders the customer's bank
+// charges back: among those without an anomaly, never an order a refund
+// is for (positions 9, 19, …).
+func chargedOrders(rng *rand.Rand, kinds []plant) []bool {
+	charged := make([]bool, len(kinds))
+	for n := 0; n < blockChargebacks; {
+		p := rng.IntN(len(kinds))
+		if p%10 != 9 && kinds[p] == normal && !charged[p] {
+			charged[p] = true
+			n++
+		}
+	}
+	return charged
+}
+
+// chargeBack adds a chargeback of the whole of payment row's order, a
+// second after it, counting the finding it makes.
+func (blk *block) chargeBack(pay chanRow) {
+	cb := pay
+	cb.refund, cb.refundNo, cb.chargeback = false, "", true
+	cb.at = pay.at.Add(time.Second)
+	blk.rows = append(blk.rows, cb)
+	blk.chargebacks++
+	blk.want.Counts[reconcile.Chargeback]++
 }
 
 // paymentKinds places the payment anomalies of a block. Refund j is for
@@ -326,6 +378,13 @@ func (blk *block) addRefund(rng *rand.Rand, j int, paid paidOrders, kind plant) 
 		}
 	}
 	blk.addRows(kind, row, p.dup)
+	// A few orders refunded in full are charged back too: both doors.
+	if kind == normal && full && blk.refundedCharged < blockRefundedChargeback {
+		o := blk.orders[paid.localAt[k]]
+		blk.chargeBack(chanRow{orderNo: o.no, txnID: o.txnID, amount: o.amount, at: at, userID: o.userID, n: 10 * j})
+		blk.refundedCharged++
+		blk.want.Counts[reconcile.OverRefund]++
+	}
 }
 
 // side is what differs between a payment and a refund when an anomaly is
@@ -427,8 +486,26 @@ func (blk *block) addRows(kind plant, row chanRow, dup *chanRow) {
 // Files are the two settlement files of one generated data set.
 type Files struct {
 	CSV, WeChat string
-	Rows        int // channel rows in each file
-	Want        Expected
+	Rows        int // channel rows of the canonical CSV
+	// Chargebacks are the CSV's chargeback rows, which the WeChat Pay
+	// bill has not; BothDoors those of them on orders refunded in full.
+	Chargebacks, BothDoors int
+	Want                   Expected // of the canonical CSV
+}
+
+// WeChatRows are the rows of the WeChat Pay bill.
+func (f Files) WeChatRows() int { return f.Rows - f.Chargebacks }
+
+// WantOf is what reconciling the file of format must report: the WeChat
+// Pay bill has no chargebacks, nor what they make.
+func (f Files) WantOf(format string) Expected {
+	if format != "wechatpay" {
+		return f.Want
+	}
+	w := Expected{Counts: maps.Clone(f.Want.Counts), AutoReversed: f.Want.AutoReversed}
+	w.Counts[reconcile.OverRefund] -= f.BothDoors
+	w.Counts[reconcile.Chargeback] = 0
+	return w
 }
 
 // WriteFiles writes the canonical CSV and the WeChat Pay ALL bill, the same
@@ -462,16 +539,20 @@ func WriteFiles(s Spec, dir, peerDir string) (Files, error) {
 	cw := bufio.NewWriterSize(cf, 1<<20)
 	ww := bufio.NewWriterSize(wf, 1<<20)
 	bill := newWeChatBill(ww)
-	cw.WriteString("type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status\n")
+	cw.WriteString(csvHeader)
 	for b := range s.blocks() {
 		blk := s.block(b)
 		for c, n := range blk.want.Counts {
 			f.Want.Counts[c] += n
 		}
 		f.Want.AutoReversed += blk.want.AutoReversed
+		f.Chargebacks += blk.chargebacks
+		f.BothDoors += blk.refundedCharged
 		for _, r := range blk.rows {
 			writeCSVRow(cw, r)
-			bill.row(r)
+			if !r.chargeback {
+				bill.row(r)
+			}
 			f.Rows++
 		}
 		if peer != nil {
@@ -491,15 +572,20 @@ func WriteFiles(s Spec, dir, peerDir string) (Files, error) {
 		}
 	}
 	if peer != nil {
-		return f, peer.finish(f.CSV)
+		return f, peer.finish()
 	}
 	return f, nil
 }
 
+const csvHeader = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status\n"
+
 func writeCSVRow(w *bufio.Writer, r chanRow) {
 	kind := "payment"
-	if r.refund {
+	switch {
+	case r.refund:
 		kind = "refund"
+	case r.chargeback:
+		kind = "chargeback"
 	}
 	// Every field is plain text without commas or quotes, so no quoting.
 	w.WriteString(kind)

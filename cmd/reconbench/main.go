@@ -510,7 +510,7 @@ func (e *benchEnv) timeJob(ctx context.Context, ch benchChannel, round int) (Job
 	}
 	res.Input, res.Channel, res.Run = ch.format, ch.name, round
 	e.rep.addRun(res, file)
-	e.rep.check(e.label("job "+ch.format, round), e.files.Want, res.Got)
+	e.rep.check(e.label("job "+ch.format, round), e.files.WantOf(ch.format), res.Got)
 	return res, nil
 }
 

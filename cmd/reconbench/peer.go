@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -29,11 +28,13 @@ import (
 // (order_no, amount_minor, currency, status, channel, paid_at) and
 // refunds.csv (refund_no, order_no, amount_minor, currency, status,
 // channel, refunded_at), no header, an empty field for NULL. They hold
-// exactly the rows LoadLocal copies.
+// exactly the rows LoadLocal copies. Beside them, channel.csv is the
+// canonical CSV less its chargebacks: the script knows payments and
+// refunds only.
 type peerData struct {
-	dir, channel   string
-	orders, refund *os.File
-	ow, rw         *bufio.Writer
+	dir, channel        string
+	orders, refund, chf *os.File
+	ow, rw, cw          *bufio.Writer
 }
 
 func createPeerData(dir, channel string) (*peerData, error) {
@@ -49,7 +50,13 @@ func createPeerData(dir, channel string) (*peerData, error) {
 		p.orders.Close()
 		return nil, fmt.Errorf("duckdb data: %w", err)
 	}
-	p.ow, p.rw = bufio.NewWriterSize(p.orders, 1<<20), bufio.NewWriterSize(p.refund, 1<<20)
+	if p.chf, err = os.Create(filepath.Join(dir, "channel.csv")); err != nil {
+		p.orders.Close()
+		p.refund.Close()
+		return nil, fmt.Errorf("duckdb data: %w", err)
+	}
+	p.ow, p.rw, p.cw = bufio.NewWriterSize(p.orders, 1<<20), bufio.NewWriterSize(p.refund, 1<<20), bufio.NewWriterSize(p.chf, 1<<20)
+	p.cw.WriteString(csvHeader)
 	return p, nil
 }
 
@@ -69,15 +76,19 @@ func (p *peerData) add(blk *block) {
 	for _, r := range blk.refunds {
 		fmt.Fprintf(p.rw, "%s,%s,%d,%s,%s,%s,%s\n", r.no, r.orderNo, r.amount, currency, r.status, p.channel, peerTime(r.refundedAt))
 	}
+	for _, r := range blk.rows {
+		if !r.chargeback {
+			writeCSVRow(p.cw, r)
+		}
+	}
 }
 
-// finish flushes the local records and puts the canonical CSV beside
-// them as channel.csv.
-func (p *peerData) finish(csvPath string) error {
+// finish flushes the local records and the channel's rows.
+func (p *peerData) finish() error {
 	for _, w := range []struct {
 		b *bufio.Writer
 		f *os.File
-	}{{p.ow, p.orders}, {p.rw, p.refund}} {
+	}{{p.ow, p.orders}, {p.rw, p.refund}, {p.cw, p.chf}} {
 		if err := w.b.Flush(); err != nil {
 			return fmt.Errorf("duckdb data: %w", err)
 		}
@@ -85,41 +96,14 @@ func (p *peerData) finish(csvPath string) error {
 			return fmt.Errorf("duckdb data: %w", err)
 		}
 	}
-	return linkOrCopy(csvPath, filepath.Join(p.dir, "channel.csv"))
+	return nil
 }
 
 // abort closes what finish did not (a second Close is harmless).
 func (p *peerData) abort() {
 	p.orders.Close()
 	p.refund.Close()
-}
-
-// linkOrCopy makes dst the same file as src, the cheapest way that works:
-// a hard link, else a symbolic link, else a copy.
-func linkOrCopy(src, dst string) error {
-	if err := os.Remove(dst); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	if os.Link(src, dst) == nil {
-		return nil
-	}
-	if abs, err := filepath.Abs(src); err == nil && os.Symlink(abs, dst) == nil {
-		return nil
-	}
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copy %s to %s: %w", src, dst, err)
-	}
-	return out.Close()
+	p.chf.Close()
 }
 
 // windowLiteral is a timestamp literal with a time zone offset; the

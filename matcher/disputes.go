@@ -587,14 +587,21 @@ func countDoors(refunds []*refundSeen) string {
 func (m *Matcher) RepeatedOrders() []string {
 	seen := map[string]bool{}
 	var out []string
-	for gi := range int32(m.store.Groups()) {
-		if m.store.Glance(gi).Rows < 2 && len(m.earlier[gi]) == 0 {
-			continue
-		}
+	note := func(gi int32) {
 		if order := m.store.Order(gi); order != "" && !seen[order] {
 			seen[strings.Clone(order)] = true
 			out = append(out, strings.Clone(order))
 		}
+	}
+	// The groups' own counts only: a pass over millions of groups that
+	// touches neither their rows nor their records.
+	for gi := range int32(m.store.Groups()) {
+		if m.store.GroupSize(gi) > 1 {
+			note(gi)
+		}
+	}
+	for gi := range m.earlier {
+		note(gi)
 	}
 	sort.Strings(out)
 	return out

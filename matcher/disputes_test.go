@@ -356,3 +356,17 @@ func TestDisputeEventsUnderTheirOwnIDs(t *testing.T) {
 		}
 	}
 }
+
+// RepeatedOrders are the orders whose duplicates may wait on a
+// chargeback: keys with more than one row, tonight's or earlier nights'.
+func TestRepeatedOrders(t *testing.T) {
+	m := matcher.New(day, matcher.Options{})
+	for _, r := range []reconcile.Transaction{pay("O1", "T1", 100, "09:00"), pay("O1", "T1b", 100, "09:05"), pay("O2", "T2", 100, "09:00"),
+		refund("O3", "R3", "RT3", 50, "10:00"), refund("O3", "R3", "RT3b", 50, "10:05"), pay("O4", "T4", 100, "11:00")} {
+		m.AddRow(r)
+	}
+	m.AddEarlier(pay("O4", "T4a", 100, "08:00"))
+	if got := strings.Join(m.RepeatedOrders(), ","); got != "O1,O3,O4" {
+		t.Errorf("RepeatedOrders: %s, want O1,O3,O4", got)
+	}
+}

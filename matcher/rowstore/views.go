@@ -35,6 +35,9 @@ func (s *Store) Order(gi int32) string {
 // HasLocal reports whether group gi has its local record.
 func (s *Store) HasLocal(gi int32) bool { return s.groups[gi].local >= 0 }
 
+// GroupSize is how many rows group gi has, read from the group alone.
+func (s *Store) GroupSize(gi int32) int32 { return s.groups[gi].n() }
+
 // Terms are a row's or a local record's numbers and outcome.
 type Terms struct {
 	Amount   int64

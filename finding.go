@@ -233,6 +233,11 @@ func (f Finding) AtRisk() int64 {
 		return d
 	case MissingChannel:
 		return f.LocalAmount
+	case MissingLocal:
+		if f.Kind == KindChargeback {
+			return 0 // its chargeback finding counts the money
+		}
+		return f.ChannelAmount
 	case OverRefund:
 		// ChannelAmount is the refunded total, LocalAmount what was paid.
 		return f.ChannelAmount - f.LocalAmount

@@ -47,22 +47,30 @@ func keepEvents(ctx context.Context, tx pgx.Tx, run reconcile.Run, events []reco
 	return err
 }
 
-// settleDisputes writes the standing tonight's events gave the chargeback
-// findings of earlier dates, by dispute. The standing is the channel's
-// word: the finding's state and version, a reviewer's, are left alone.
-func settleDisputes(ctx context.Context, tx pgx.Tx, run reconcile.Run, status map[string]string) error {
-	if len(status) == 0 {
-		return nil
-	}
-	ids, words := make([]string, 0, len(status)), make([]string, 0, len(status))
-	for id, s := range status {
-		ids, words = append(ids, id), append(words, s)
-	}
+// settleDisputes sets the standing of the chargeback findings of every
+// dispute the run's date touches (its events, and those of the runs of
+// the date it replaces) from the last of the dispute's events that
+// current runs kept, whatever their dates: a date run again never undoes
+// what a later night's file said. Call it once the run has superseded the
+// earlier runs of its date. The standing is the channel's word: the
+// finding's state and version, a reviewer's, are left alone.
+func settleDisputes(ctx context.Context, tx pgx.Tx, run reconcile.Run) error {
 	_, err := tx.Exec(ctx, `
-UPDATE findings f SET dispute_status = u.status
-  FROM unnest($2::text[], $3::text[]) AS u(id, status)
- WHERE f.channel = $1 AND f.dispute_id = u.id AND f.category = 'chargeback'
-   AND f.business_date < $4 AND f.state <> 'SUPERSEDED'`, run.Channel, ids, words, dateOf(run.Day))
+WITH touched AS (
+    SELECT DISTINCT e.dispute_id FROM dispute_events e JOIN runs r ON r.id = e.run_id
+     WHERE e.channel = $1 AND r.channel = $1 AND r.business_date = $2 AND e.kind <> 'refund_reversal'
+), last AS (
+    SELECT DISTINCT ON (e.dispute_id) e.dispute_id, e.kind
+      FROM dispute_events e JOIN runs r ON r.id = e.run_id
+     WHERE e.channel = $1 AND e.dispute_id IN (SELECT dispute_id FROM touched) AND e.kind <> 'refund_reversal'
+       AND (r.id = $3 OR r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)
+     ORDER BY e.dispute_id, e.occurred_at DESC NULLS LAST, e.business_date DESC, e.line DESC
+)
+UPDATE findings f
+   SET dispute_status = CASE l.kind WHEN 'chargeback_reversal' THEN 'won' WHEN 'second_chargeback' THEN 'lost' ELSE 'open' END
+  FROM last l
+ WHERE f.channel = $1 AND f.dispute_id = l.dispute_id AND f.category = 'chargeback' AND f.state <> 'SUPERSEDED'`,
+		run.Channel, dateOf(run.Day), run.ID)
 	return err
 }
 
@@ -107,19 +115,21 @@ func (db *DB) events(ctx context.Context, day reconcile.BusinessDay, sql string,
 	return out, interpretError(rows.Err())
 }
 
-// DisputedOrders returns, of the orders, those whose chargebacks of
-// earlier nights still stand (more charged back than reversed), each
-// with a dispute of it: their duplicates are not reversed by themselves
+// DisputedOrders returns, of the orders, those with a dispute of earlier
+// nights that still stands (more charged back than reversed), each with
+// such a dispute: their duplicates are not reversed by themselves
 // (matcher.Known.Disputed).
 func (db *DB) DisputedOrders(ctx context.Context, channel string, day reconcile.BusinessDay, orders []string) (map[string]string, error) {
 	if len(orders) == 0 {
 		return nil, nil
 	}
 	rows, err := db.pool.Query(ctx, `
-SELECT e.order_no, max(e.dispute_id)`+currentEvents+`
-   AND e.order_no = ANY($3::text[]) AND e.kind <> 'refund_reversal'
- GROUP BY e.order_no
-HAVING sum(CASE e.kind WHEN 'chargeback_reversal' THEN -e.amount_minor ELSE e.amount_minor END) > 0`,
+SELECT order_no, min(dispute_id) FROM (
+    SELECT e.order_no, e.dispute_id`+currentEvents+`
+       AND e.order_no = ANY($3::text[]) AND e.kind <> 'refund_reversal'
+     GROUP BY e.order_no, e.dispute_id
+    HAVING sum(CASE e.kind WHEN 'chargeback_reversal' THEN -e.amount_minor ELSE e.amount_minor END) > 0) d
+ GROUP BY order_no`,
 		channel, dateOf(day), orders)
 	if err != nil {
 		return nil, fmt.Errorf("disputed orders: %w", interpretError(err))
@@ -189,7 +199,7 @@ func (db *DB) RecordedDisputes(ctx context.Context, name, channel string, day re
 	if len(ids) == 0 {
 		return out, nil
 	}
-	err := db.disputes(ctx, day, func(d reconcile.Dispute) { out[d.ID] = d },
+	err := db.disputes(ctx, name, day, func(d reconcile.Dispute) { out[d.ID] = d },
 		disputeSelect+relation(name)+` d WHERE d.channel = $1 AND d.dispute_id = ANY($2::text[])`, channel, ids)
 	return out, err
 }
@@ -200,7 +210,7 @@ func (db *DB) RecordedDisputes(ctx context.Context, name, channel string, day re
 // each is told is the day it became overdue, once.
 func (db *DB) OverdueDisputes(ctx context.Context, name, channel string, day reconcile.BusinessDay, window time.Duration) ([]reconcile.Dispute, error) {
 	var out []reconcile.Dispute
-	err := db.disputes(ctx, day, func(d reconcile.Dispute) { out = append(out, d) },
+	err := db.disputes(ctx, name, day, func(d reconcile.Dispute) { out = append(out, d) },
 		disputeSelect+relation(name)+` d
  WHERE d.channel = $1 AND d.opened_at >= $2 AND d.opened_at < $3
    AND NOT EXISTS (SELECT 1 FROM dispute_events e JOIN runs r ON r.id = e.run_id
@@ -210,19 +220,52 @@ func (db *DB) OverdueDisputes(ctx context.Context, name, channel string, day rec
 	return out, err
 }
 
-func (db *DB) disputes(ctx context.Context, day reconcile.BusinessDay, fn func(reconcile.Dispute), sql string, args ...any) error {
+// disputes streams the merchant's records the query picks. A record the
+// job cannot read as a dispute (no id, amount, currency or time; a
+// negative amount; an id past MaxKeyBytes) stops the run, naming the
+// relation and the dispute: its table is the merchant's to mend.
+func (db *DB) disputes(ctx context.Context, name string, day reconcile.BusinessDay, fn func(reconcile.Dispute), sql string, args ...any) error {
+	where := "our records of disputes (" + reconcile.Quote(name) + ")"
 	rows, err := db.pool.Query(ctx, sql, args...)
 	if err != nil {
-		return fmt.Errorf("our records of disputes: %w", interpretError(err))
+		return fmt.Errorf("%s: %w", where, interpretError(err))
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var d reconcile.Dispute
-		if err := rows.Scan(&d.ID, &d.OrderNo, &d.Amount, &d.Currency, &d.Status, &d.OpenedAt); err != nil {
-			return fmt.Errorf("our records of disputes: %w", interpretError(err))
+		var (
+			id, cur *string
+			amount  *int64
+			opened  *time.Time
+			d       reconcile.Dispute
+		)
+		if err := rows.Scan(&id, &d.OrderNo, &amount, &cur, &d.Status, &opened); err != nil {
+			return fmt.Errorf("%s: %w", where, interpretError(err))
 		}
-		d.OpenedAt = d.OpenedAt.In(day.Location)
+		if err := disputeFault(id, amount, cur, opened); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		d.ID, d.Amount, d.Currency, d.OpenedAt = *id, *amount, *cur, opened.In(day.Location)
 		fn(d)
 	}
 	return interpretError(rows.Err())
+}
+
+// disputeFault says what makes a merchant's record of a dispute
+// unreadable, nil when nothing does.
+func disputeFault(id *string, amount *int64, cur *string, opened *time.Time) error {
+	switch {
+	case id == nil || *id == "":
+		return fmt.Errorf("a dispute without a dispute_id")
+	case len(*id) > reconcile.MaxKeyBytes:
+		return fmt.Errorf("dispute_id of %d bytes; the job takes at most %d", len(*id), reconcile.MaxKeyBytes)
+	case amount == nil:
+		return fmt.Errorf("dispute %s: amount_minor is NULL", reconcile.Quote(*id))
+	case *amount < 0:
+		return fmt.Errorf("dispute %s: amount_minor %d is negative", reconcile.Quote(*id), *amount)
+	case cur == nil || *cur == "":
+		return fmt.Errorf("dispute %s: no currency", reconcile.Quote(*id))
+	case opened == nil:
+		return fmt.Errorf("dispute %s: opened_at is NULL", reconcile.Quote(*id))
+	}
+	return nil
 }

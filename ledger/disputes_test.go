@@ -79,8 +79,7 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	// Won the next night: the standing moves, the review state and
 	// version stay the reviewer's.
 	won := event(reconcile.KindChargebackReversal, "D1", 100, "2026-11-28 09:00")
-	runOn(t, db, "run-28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won},
-		DisputeStatus: map[string]string{"D1": reconcile.DisputeWon}})
+	runOn(t, db, "run-28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
 	var status, state, customer string
 	var version int
 	if err := db.Pool().QueryRow(ctx, `SELECT dispute_status, state, version, customer FROM findings WHERE dispute_id = 'D1'`).
@@ -103,10 +102,65 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	}
 
 	// The night of the 28th run again without the reversal: the
-	// superseded run's events no longer count.
+	// superseded run's events no longer count, and the standing says so.
 	runOn(t, db, "run-28b", "2026-11-28", nil, ledger.Outcome{})
 	if d, _ := db.DisputedOrders(ctx, "wechatpay", next, []string{"O-1"}); d["O-1"] != "D1" {
 		t.Errorf("the superseded run's reversal still counts: %v", d)
+	}
+	if got := standing(t, db, "D1"); got != "open" {
+		t.Errorf("standing after the 28th without its reversal: %s, want open", got)
+	}
+}
+
+func standing(t *testing.T, db *ledger.DB, dispute string) string {
+	t.Helper()
+	var s string
+	if err := db.Pool().QueryRow(context.Background(), `SELECT string_agg(f.dispute_status, ',') FROM findings f
+		WHERE f.dispute_id = $1 AND f.category = 'chargeback' AND f.state <> 'SUPERSEDED'`, dispute).Scan(&s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestStandingSurvivesReplays: a date run again never undoes what a later
+// night's file said of a dispute: charged back the 27th, won the 28th,
+// lost the 29th; the 28th and then the 27th run again.
+func TestStandingSurvivesReplays(t *testing.T) {
+	db, _ := ledgertest.DB(t)
+	cb := event(reconcile.KindChargeback, "D1", 100, "2026-11-27 11:00")
+	won := event(reconcile.KindChargebackReversal, "D1", 100, "2026-11-28 09:00")
+	lost := event(reconcile.KindSecondChargeback, "D1", 100, "2026-11-29 09:00")
+	finding := func() []reconcile.Finding {
+		return []reconcile.Finding{{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "O-1", ChannelTxnID: cb.ChannelTxnID,
+			HasChannel: true, ChannelAmount: 100, Currency: "CNY", DisputeID: "D1", DisputeStatus: reconcile.DisputeOpen}}
+	}
+	runOn(t, db, "r27", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: []reconcile.Transaction{cb}})
+	runOn(t, db, "r28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
+	runOn(t, db, "r29", "2026-11-29", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{lost}})
+	if got := standing(t, db, "D1"); got != "lost" {
+		t.Fatalf("after three nights: %s, want lost", got)
+	}
+	runOn(t, db, "r28b", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
+	if got := standing(t, db, "D1"); got != "lost" {
+		t.Errorf("the 28th again: %s, want lost still", got)
+	}
+	runOn(t, db, "r27b", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: []reconcile.Transaction{cb}})
+	if got := standing(t, db, "D1"); got != "lost" {
+		t.Errorf("the 27th again, its chargeback told anew: %s, want lost", got)
+	}
+}
+
+// TestDisputedOrdersPerDispute: an order is held by any dispute of it
+// that stands, whatever another dispute of it gave back.
+func TestDisputedOrdersPerDispute(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+	a := event(reconcile.KindChargeback, "A", 100, "2026-11-27 10:00")
+	aBack := event(reconcile.KindChargebackReversal, "A", 150, "2026-11-27 11:00")
+	b := event(reconcile.KindChargeback, "B", 40, "2026-11-27 12:00")
+	runOn(t, db, "r27", "2026-11-27", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{a, aBack, b}})
+	if d, err := db.DisputedOrders(ctx, "wechatpay", testDay, []string{"O-1"}); err != nil || d["O-1"] != "B" {
+		t.Errorf("DisputedOrders: %v, %v; want O-1 held by B", d, err)
 	}
 }
 
@@ -155,5 +209,31 @@ INSERT INTO disputes VALUES
 	over, err := db.OverdueDisputes(ctx, "disputes", "wechatpay", testDay, 7*24*time.Hour)
 	if err != nil || len(over) != 1 || over[0].ID != "D3" {
 		t.Errorf("OverdueDisputes: %+v, %v; want D3 alone", over, err)
+	}
+}
+
+// TestMerchantDisputesRefused: a record the job cannot read as a dispute
+// stops the night, naming the relation and the dispute.
+func TestMerchantDisputesRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ row, want string }{
+		{`('D1', 'wechatpay', 'O-1', NULL, 'CNY', 'x', '2026-11-21 10:00+08')`, `("mine"): dispute "D1": amount_minor is NULL`},
+		{`('D1', 'wechatpay', 'O-1', -5, 'CNY', 'x', '2026-11-21 10:00+08')`, `dispute "D1": amount_minor -5 is negative`},
+		{`('D1', 'wechatpay', 'O-1', 5, NULL, 'x', '2026-11-21 10:00+08')`, `dispute "D1": no currency`},
+		{`('D1', 'wechatpay', 'O-1', 5, 'CNY', 'x', NULL)`, `dispute "D1": opened_at is NULL`},
+		{`(NULL, 'wechatpay', 'O-1', 5, 'CNY', 'x', '2026-11-21 10:00+08')`, `a dispute without a dispute_id`},
+	} {
+		db, _ := ledgertest.DB(t)
+		if _, err := db.Pool().Exec(ctx, `CREATE TABLE mine (dispute_id text, channel text, order_no text, amount_minor bigint,
+			currency text, status text, opened_at timestamptz); INSERT INTO mine VALUES `+tc.row); err != nil {
+			t.Fatal(err)
+		}
+		_, err := db.RecordedDisputes(ctx, "mine", "wechatpay", testDay, []string{"D1"})
+		if tc.row[1] == 'N' { // no id: found by the overdue question, not by id
+			_, err = db.OverdueDisputes(ctx, "mine", "wechatpay", testDay, 7*24*time.Hour)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.row, err, tc.want)
+		}
 	}
 }

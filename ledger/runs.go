@@ -52,10 +52,9 @@ type Outcome struct {
 	// run found in its file, or did not.
 	Resolved, Escalated []string
 	// DisputeEvents are the dispute events and refund reversals of the
-	// run's file no earlier file carried; DisputeStatus the standing they
-	// give earlier nights' chargebacks, by dispute (rule 14).
+	// run's file no earlier file carried (rule 14): kept, they set the
+	// standing of their disputes' chargeback findings.
 	DisputeEvents []reconcile.Transaction
-	DisputeStatus map[string]string
 	// Summary and Workbook are the run's reports, kept so the same file
 	// again gets them back without the work being redone. When Reports is
 	// set, it gives them instead, called inside the transaction after the
@@ -119,11 +118,11 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err := keepEvents(ctx, tx, run, o.DisputeEvents); err != nil {
 			return fmt.Errorf("keep dispute events: %w", err)
 		}
-		if err := settleDisputes(ctx, tx, run, o.DisputeStatus); err != nil {
-			return fmt.Errorf("settle disputes: %w", err)
-		}
 		if err := supersede(ctx, tx, run); err != nil {
 			return fmt.Errorf("supersede earlier runs: %w", err)
+		}
+		if err := settleDisputes(ctx, tx, run); err != nil {
+			return fmt.Errorf("settle disputes: %w", err)
 		}
 		if err := remember(ctx, tx, run, o.Memory); err != nil {
 			return fmt.Errorf("remember settled rows: %w", err)

@@ -23,15 +23,27 @@ import (
 
 // addDispute keeps a dispute's event or a refund reversal of the shard.
 func (m *Matcher) addDispute(tx reconcile.Transaction) {
-	m.disputes = append(m.disputes, tx.Clone())
+	tx = tx.Clone()
+	tx.DisputeID = disputeKey(tx) // the key it is kept and asked by
+	m.disputes = append(m.disputes, tx)
 	m.noteDisputed(tx)
 }
 
-// noteDisputed notes the order of a chargeback row, whichever shard owns
-// it: a duplicate of that order's payment or refunds is not reversed
+// noteDisputed notes a dispute's event, whichever shard owns it: its
+// dispute is in tonight's file, and the order of a chargeback has a
+// dispute, so a duplicate of its payment or refunds is not reversed
 // automatically (rule 4).
 func (m *Matcher) noteDisputed(tx reconcile.Transaction) {
-	if tx.OrderNo == "" || !tx.Kind.Returned() || tx.Kind == reconcile.KindRefund {
+	if !tx.Kind.Disputed() {
+		return
+	}
+	if m.filed == nil {
+		m.filed = map[string]bool{}
+	}
+	if k := disputeKey(tx); !m.filed[k] {
+		m.filed[strings.Clone(k)] = true // a recorded dispute is not overdue (Known.Overdue)
+	}
+	if tx.OrderNo == "" || tx.Kind == reconcile.KindChargebackReversal {
 		return
 	}
 	if m.disputed == nil {
@@ -115,14 +127,20 @@ func disputeKey(tx reconcile.Transaction) string {
 	return "#" + tx.Fingerprint()
 }
 
-// eventID tells one event apart from another of its dispute: the same
-// row again in a later file is the same event, counted once.
-func eventID(tx reconcile.Transaction) string {
-	id := tx.ChannelTxnID
-	if id == "" {
-		id = tx.Fingerprint()
+// eventKey tells one event apart from another: the same row again in a
+// later file is the same event, counted once, whichever dispute it was
+// linked to. It is the row's own: its kind and channel id, else its
+// fingerprint.
+type eventKey struct {
+	kind reconcile.Kind
+	id   string
+}
+
+func eventID(tx reconcile.Transaction) eventKey {
+	if tx.ChannelTxnID != "" {
+		return eventKey{tx.Kind, tx.ChannelTxnID}
 	}
-	return string(tx.Kind) + "\x00" + disputeKey(tx) + "\x00" + id
+	return eventKey{tx.Kind, "#" + tx.Fingerprint()}
 }
 
 // disputeCase is one dispute as tonight sees it: its events of earlier
@@ -168,7 +186,10 @@ func (d *disputeCase) first() int {
 // of earlier nights' disputes that tonight's events settle, and the new
 // events, for the ledger to keep.
 func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding)) {
-	seen := map[string]bool{}
+	if len(m.disputes) == 0 && len(m.overdue) == 0 {
+		return
+	}
+	seen := make(map[eventKey]bool, len(m.disputes))
 	earlier := map[string][]reconcile.Transaction{}
 	m.earlierEvents(func(tx reconcile.Transaction) {
 		if !seen[eventID(tx)] {
@@ -177,7 +198,9 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 		}
 	})
 	var order []string // of the disputes, as tonight's file first names them
-	tonight := map[string][]reconcile.Transaction{}
+	// tonight's new events by dispute, as places in res.DisputeEvents
+	tonight := make(map[string][]int32, len(m.disputes))
+	res.DisputeEvents = make([]reconcile.Transaction, 0, len(m.disputes))
 	for _, tx := range m.disputes {
 		if seen[eventID(tx)] {
 			continue // an event an earlier file (or this one) carried: counted then
@@ -193,7 +216,7 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 		if tonight[k] == nil {
 			order = append(order, k)
 		}
-		tonight[k] = append(tonight[k], tx)
+		tonight[k] = append(tonight[k], int32(len(res.DisputeEvents)-1))
 	}
 	m.overdueDisputes(tonight, add)
 	for _, k := range order {
@@ -201,11 +224,11 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 		for _, e := range earlier[k] {
 			d.events, d.new = append(d.events, e), append(d.new, false)
 		}
-		for _, e := range tonight[k] {
-			d.events, d.new = append(d.events, e), append(d.new, true)
+		for _, i := range tonight[k] {
+			d.events, d.new = append(d.events, res.DisputeEvents[i]), append(d.new, true)
 		}
 		sortEvents(d)
-		m.disputeCase(d, res, add)
+		m.disputeCase(d, add)
 	}
 }
 
@@ -249,7 +272,9 @@ func (m *Matcher) linkOrphans() {
 	}
 	for i := range m.disputes {
 		e := &m.disputes[i]
-		if !e.Kind.Disputed() || charged[disputeKey(*e)] || e.OrderNo == "" {
+		// A row whose dispute id is its own channel id names no dispute:
+		// Adyen's Modification Reference, a CSV row without dispute_id.
+		if !e.Kind.Disputed() || charged[disputeKey(*e)] || e.OrderNo == "" || e.DisputeID != e.ChannelTxnID {
 			continue
 		}
 		if to := byOrder[e.OrderNo]; len(to) == 1 {
@@ -274,9 +299,9 @@ func (m *Matcher) disputeFee(tx reconcile.Transaction, add func(reconcile.Findin
 	}
 }
 
-// disputeCase tells one dispute: a new chargeback, an event that fits
-// none, or the new standing of a chargeback an earlier night told.
-func (m *Matcher) disputeCase(d *disputeCase, res *Classification, add func(reconcile.Finding)) {
+// disputeCase tells one dispute: a new chargeback, or an event that fits
+// none.
+func (m *Matcher) disputeCase(d *disputeCase, add func(reconcile.Finding)) {
 	first := d.first()
 	if first < 0 {
 		for i, e := range d.events {
@@ -295,17 +320,14 @@ func (m *Matcher) disputeCase(d *disputeCase, res *Classification, add func(reco
 			}
 		}
 	}
+	// A chargeback an earlier night told takes its new standing from the
+	// events the ledger keeps (ledger.CompleteRun).
 	if d.new[first] {
 		add(chargeback(d, m.orders[d.events[first].OrderNo]))
 		if _, ok := m.recorded[d.key]; m.recorded != nil && !ok {
 			add(unrecordedDispute(d.events[first], d.key))
 		}
-		return
 	}
-	if res.DisputeStatus == nil {
-		res.DisputeStatus = map[string]string{}
-	}
-	res.DisputeStatus[d.key] = d.status()
 }
 
 // sortEvents puts a dispute's events in the order they happened: at one
@@ -405,10 +427,10 @@ func disputeMismatch(e reconcile.Transaction, why string) reconcile.Finding {
 // overdueDisputes tells the merchant's recorded disputes whose window
 // for a channel's chargeback ended tonight without one, tonight's file
 // included.
-func (m *Matcher) overdueDisputes(tonight map[string][]reconcile.Transaction, add func(reconcile.Finding)) {
+func (m *Matcher) overdueDisputes(tonight map[string][]int32, add func(reconcile.Finding)) {
 	for _, d := range m.overdue {
 		owned := m.opts.Shard.Has(d.OrderNo) && d.OrderNo != "" || d.OrderNo == "" && m.opts.Shard.Index == 0
-		if !owned || tonight[d.ID] != nil || slices.ContainsFunc(m.disputes, func(e reconcile.Transaction) bool { return disputeKey(e) == d.ID }) {
+		if !owned || tonight[d.ID] != nil || m.filed[d.ID] {
 			continue
 		}
 		f := reconcile.Finding{Category: reconcile.MissingChannel, Kind: reconcile.KindChargeback, OrderNo: d.OrderNo,
@@ -435,20 +457,21 @@ func unrecordedDispute(e reconcile.Transaction, key string) reconcile.Finding {
 func refundReversed(e reconcile.Transaction, o *reconcile.OrderRefunds) reconcile.Finding {
 	f := fromRow(e, nil)
 	f.Category = reconcile.RefundReversed
-	name := e.RefundNo
+	if o != nil {
+		if i := bouncedRefund(e, len(o.Refunds), func(i int) (string, string, int64, string) {
+			r := o.Refunds[i]
+			return r.RefundNo, r.ChannelTxnID, r.Amount, r.Currency
+		}); i >= 0 {
+			r := o.Refunds[i]
+			f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus, f.RefundNo = true, r.Amount, r.Currency, r.Status, r.RefundNo
+		}
+	}
+	name := f.RefundNo
 	if name == "" {
 		name = "with channel id " + e.ChannelTxnID
 	}
 	f.Hint = fmt.Sprintf("Refund %s of order %s (%s) came back from the customer's bank: the customer did not get that money. Refund it again another way, or mark our refund failed.",
 		name, e.OrderNo, money(e.Amount, e.Currency))
-	if o != nil {
-		for _, r := range o.Refunds {
-			if r.RefundNo == e.RefundNo || e.RefundNo == "" && r.ChannelTxnID == e.ChannelTxnID {
-				f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus = true, r.Amount, r.Currency, r.Status
-				f.RefundNo = r.RefundNo
-			}
-		}
-	}
 	return f
 }
 
@@ -476,6 +499,27 @@ func (m *Matcher) disputedOrder(order string) string {
 	return ""
 }
 
+// disputesOfOrders adds tonight's dispute events to the rows of their
+// orders for rule 8 (chargebacks are money returned by another door).
+// One an earlier file carried under no order, placed tonight, joins its
+// order's earlier events instead: it is not new money.
+func (m *Matcher) disputesOfOrders(tonight map[string][]reconcile.Transaction) {
+	known := map[eventKey]bool{}
+	for _, tx := range m.earlierDisputes {
+		known[eventID(tx)] = true
+	}
+	for _, tx := range m.disputes {
+		o := m.orders[tx.OrderNo]
+		switch {
+		case o == nil:
+		case known[eventID(tx)]:
+			o.Disputes = append(o.Disputes, tx)
+		default:
+			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
+		}
+	}
+}
+
 // disputed begins the name of a dispute among an order's refunds (rule
 // 8): its events count as one refund.
 const disputed = "\x01"
@@ -487,7 +531,7 @@ const disputed = "\x01"
 // the refunds that bounced. An event counts once, however many files
 // carry it.
 func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transaction) {
-	seen := map[string]bool{}
+	seen := map[eventKey]bool{}
 	var bounced []reconcile.Transaction
 	visit := func(tx reconcile.Transaction, tonight bool) {
 		if tx.Kind == reconcile.KindRefund || seen[eventID(tx)] {
@@ -532,13 +576,47 @@ func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transac
 			r.before = r.before && !r.tonight
 		}
 	}
-	for _, tx := range bounced {
-		for _, r := range byNo {
-			if !r.dispute && (tx.RefundNo != "" && r.no == tx.RefundNo || tx.RefundNo == "" && tx.ChannelTxnID != "" && r.id == tx.ChannelTxnID) {
-				r.bounced = true
-			}
+	var refunds []*refundSeen
+	for _, r := range byNo {
+		if !r.dispute {
+			refunds = append(refunds, r)
 		}
 	}
+	for _, tx := range bounced {
+		if i := bouncedRefund(tx, len(refunds), func(i int) (string, string, int64, string) {
+			r := refunds[i]
+			return r.number(), r.id, r.amount, r.currency
+		}); i >= 0 {
+			refunds[i].bounced = true
+		}
+	}
+}
+
+// bouncedRefund is which of n refunds (number, channel id, amount and
+// currency of each by refund) a refund reversal gives back: the one of its
+// refund number, else of its channel id, else the one refund of its
+// amount and currency (a reversal that names neither, as Adyen's under a
+// reference of its own); -1 when none, or several, fit.
+func bouncedRefund(tx reconcile.Transaction, n int, refund func(int) (no, id string, amount int64, cur string)) int {
+	found := -1
+	for _, pass := range []func(no, id string, amount int64, cur string) bool{
+		func(no, _ string, _ int64, _ string) bool { return tx.RefundNo != "" && no == tx.RefundNo },
+		func(_, id string, _ int64, _ string) bool { return tx.ChannelTxnID != "" && id == tx.ChannelTxnID },
+		func(_, _ string, amount int64, cur string) bool { return amount == tx.Amount && cur == tx.Currency },
+	} {
+		for i := range n {
+			if pass(refund(i)) {
+				if found >= 0 {
+					return -1 // several: none is certain
+				}
+				found = i
+			}
+		}
+		if found >= 0 {
+			return found
+		}
+	}
+	return -1
 }
 
 // lastDispute is the dispute of an over-refunded order's refunds that

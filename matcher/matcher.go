@@ -132,6 +132,7 @@ type Matcher struct {
 	// disputes; disputeOwners our orders by the payment ids of events
 	// that name no order (placeDisputes).
 	disputes        []reconcile.Transaction
+	filed           map[string]bool // the disputes of tonight's file, whichever shard's
 	disputed        map[string]string
 	earlierDisputes []reconcile.Transaction
 	disputeOwners   []reconcile.LocalRecord
@@ -178,10 +179,13 @@ func (m *Matcher) addRow(tx reconcile.Transaction) {
 		m.counted.batchRows++ // fees and payouts of the batch: counted, not matched
 		return
 	}
-	if tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal {
+	if (tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal) && tx.Status == reconcile.StatusSuccess {
 		m.addDispute(tx)
 		return
 	}
+	// A dispute's event the file says did not complete moved no money:
+	// it counts nowhere, and is kept aside for a person, as any row of a
+	// kind the rules do not take.
 	if tx.Kind != reconcile.KindPayment && tx.Kind != reconcile.KindRefund {
 		m.others = append(m.others, tx.Clone())
 		return
@@ -507,11 +511,9 @@ type Classification struct {
 	// file carried, or did not (they are in Findings as missing_channel).
 	Resolved, Escalated []string
 	// DisputeEvents are tonight's dispute events and refund reversals no
-	// earlier file carried, for the ledger to keep; DisputeStatus the new
-	// standing (reconcile.DisputeWon, …) of earlier nights' chargebacks
-	// tonight's events settle, by dispute.
+	// earlier file carried, for the ledger to keep: they set the standing
+	// of earlier nights' chargebacks (ledger.CompleteRun).
 	DisputeEvents []reconcile.Transaction
-	DisputeStatus map[string]string
 }
 
 // Result is the result of run: the classification's counts and findings,

@@ -148,12 +148,12 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	}
 	// A refund nothing linked to ours is money refunded all the same; and
 	// of a shard, its orders' refunds under other shards' numbers count.
-	// Chargebacks are money returned by another door (rule 14).
-	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context, m.disputes} {
+	for _, rows := range [][]reconcile.Transaction{m.unkeyed, m.shard.context} {
 		for _, tx := range rows {
 			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 		}
 	}
+	m.disputesOfOrders(tonight)
 	for _, o := range m.orders {
 		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo], remembered) {
 			add(f)

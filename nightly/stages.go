@@ -73,10 +73,16 @@ func startAside[T any](ctx context.Context, work func(context.Context) (T, error
 	return a
 }
 
-// wait is the work's result, once it is done.
+// wait is the work's result, once it is done. The aside lets go of it:
+// what the night asked aside (the orders a refund or dispute touches,
+// with their refunds) is not kept through the reports and the commit.
+// Call it once.
 func (a *aside[T]) wait() (T, error) {
 	<-a.done
-	return a.v, a.err
+	v := a.v
+	var zero T
+	a.v = zero
+	return v, a.err
 }
 
 // stop cancels the work and waits for it to end.
@@ -405,7 +411,7 @@ func (n *night) waitReports(ctx context.Context) error {
 func (n *night) commit(ctx context.Context) error {
 	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
 		Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
-		DisputeEvents: n.found.DisputeEvents, DisputeStatus: n.found.DisputeStatus,
+		DisputeEvents: n.found.DisputeEvents,
 		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
 			if err := n.waitReports(ctx); err != nil {
 				return nil, nil, err

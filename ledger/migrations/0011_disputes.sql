@@ -43,13 +43,21 @@ CREATE INDEX dispute_events_run_idx ON dispute_events (run_id);
 
 -- The reference schema's record of disputes, for a merchant that keeps
 -- one (config "disputes"): a deployment names its own table or view, and
--- one of this name already there is left alone.
-CREATE TABLE IF NOT EXISTS disputes (
-    dispute_id   text PRIMARY KEY,
-    channel      text NOT NULL,
-    order_no     text,
-    amount_minor bigint NOT NULL CHECK (amount_minor >= 0),
-    currency     text NOT NULL,
-    status       text NOT NULL,
-    opened_at    timestamptz NOT NULL
-);
+-- a relation of this name already there is left alone, indexes and all.
+DO $$
+BEGIN
+    IF to_regclass('disputes') IS NULL THEN
+        CREATE TABLE disputes (
+            dispute_id   text PRIMARY KEY,
+            channel      text NOT NULL,
+            order_no     text,
+            amount_minor bigint NOT NULL CHECK (amount_minor >= 0),
+            currency     text NOT NULL,
+            status       text NOT NULL,
+            opened_at    timestamptz NOT NULL
+        );
+        -- the nightly question of disputes overdue for their chargeback
+        CREATE INDEX disputes_channel_opened_idx ON disputes (channel, opened_at);
+    END IF;
+END
+$$;

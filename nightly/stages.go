@@ -411,8 +411,7 @@ func (n *night) waitReports(ctx context.Context) error {
 func (n *night) commit(ctx context.Context) error {
 	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
 		Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
-		DisputeEvents: n.found.DisputeEvents,
-		WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
+		DisputeEvents: n.found.DisputeEvents, WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
 			if err := n.waitReports(ctx); err != nil {
 				return nil, nil, err
 			}

@@ -26,14 +26,19 @@ func (m *Matcher) addDispute(tx reconcile.Transaction) {
 	tx = tx.Clone()
 	tx.DisputeID = disputeKey(tx) // the key it is kept and asked by
 	m.disputes = append(m.disputes, tx)
-	m.noteDisputed(tx)
+	m.noteDisputed(tx, true)
 }
 
 // noteDisputed notes a dispute's event, whichever shard owns it: its
 // dispute is in tonight's file, and the order of a chargeback has a
 // dispute, so a duplicate of its payment or refunds is not reversed
-// automatically (rule 4).
-func (m *Matcher) noteDisputed(tx reconcile.Transaction) {
+// automatically (rule 4). kept says tx's text is the matcher's own, not
+// lent: it is not copied again.
+func (m *Matcher) noteDisputed(tx reconcile.Transaction, kept bool) {
+	clone := strings.Clone
+	if kept {
+		clone = func(s string) string { return s }
+	}
 	if !tx.Kind.Disputed() {
 		return
 	}
@@ -41,7 +46,7 @@ func (m *Matcher) noteDisputed(tx reconcile.Transaction) {
 		m.filed = map[string]bool{}
 	}
 	if k := disputeKey(tx); !m.filed[k] {
-		m.filed[strings.Clone(k)] = true // a recorded dispute is not overdue (Known.Overdue)
+		m.filed[clone(k)] = true // a recorded dispute is not overdue (Known.Overdue)
 	}
 	if tx.OrderNo == "" || tx.Kind == reconcile.KindChargebackReversal {
 		return
@@ -50,7 +55,7 @@ func (m *Matcher) noteDisputed(tx reconcile.Transaction) {
 		m.disputed = map[string]string{}
 	}
 	if _, ok := m.disputed[tx.OrderNo]; !ok {
-		m.disputed[strings.Clone(tx.OrderNo)] = strings.Clone(disputeKey(tx))
+		m.disputed[clone(tx.OrderNo)] = clone(disputeKey(tx))
 	}
 }
 
@@ -86,7 +91,7 @@ func (m *Matcher) placeDisputes(owners []reconcile.LocalRecord) {
 		if tx.OrderNo == "" {
 			if orders := byID[tx.PaymentID]; tx.PaymentID != "" && len(orders) == 1 {
 				tx.OrderNo = orders[0]
-				m.noteDisputed(tx)
+				m.noteDisputed(tx, true)
 			}
 		}
 		if !m.opts.Shard.Owns(tx) {
@@ -200,7 +205,9 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 	var order []string // of the disputes, as tonight's file first names them
 	// tonight's new events by dispute, as places in res.DisputeEvents
 	tonight := make(map[string][]int32, len(m.disputes))
-	res.DisputeEvents = make([]reconcile.Transaction, 0, len(m.disputes))
+	// The new events are tonight's less those known: kept in the place
+	// of tonight's, which nothing reads after this.
+	res.DisputeEvents = m.disputes[:0]
 	for _, tx := range m.disputes {
 		if seen[eventID(tx)] {
 			continue // an event an earlier file (or this one) carried: counted then
@@ -218,6 +225,7 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 		}
 		tonight[k] = append(tonight[k], int32(len(res.DisputeEvents)-1))
 	}
+	m.disputes = nil // its array is res.DisputeEvents
 	m.overdueDisputes(tonight, add)
 	for _, k := range order {
 		d := &disputeCase{key: k}

@@ -83,7 +83,7 @@ func (in *Intake) Row(tx reconcile.Transaction) {
 	case tx.Kind == reconcile.KindPayment:
 		in.m.addSettledElsewhere(tx)
 	default:
-		in.m.noteDisputed(tx) // another shard's chargeback: its order's duplicates wait (rule 14)
+		in.m.noteDisputed(tx, false) // another shard's chargeback: its order's duplicates wait (rule 14)
 	}
 	if in.rows++; in.rows%windowBatch == 0 {
 		in.mu.Unlock()

@@ -447,8 +447,8 @@ func sameOrders[R, O ~string | ~[]byte](row R, ours O) bool {
 
 // know takes what the ledger knows.
 func (m *Matcher) know(k Known) {
-	for _, o := range k.OrderRefunds {
-		m.addOrderRefunds(o)
+	for i := range k.OrderRefunds {
+		m.addOrderRefunds(&k.OrderRefunds[i])
 	}
 	for _, o := range k.EarlierOrders {
 		m.addEarlierOrder(o)

@@ -78,13 +78,13 @@ func (m *Matcher) holdsOrderFor(order string, amount int64, cur [3]byte) bool {
 	return g.HasLocal && g.Local.Currency == cur && g.Local.Amount >= amount
 }
 
-// addOrderRefunds takes what the ledger knows of an order a refund
-// touches tonight.
-func (m *Matcher) addOrderRefunds(o reconcile.OrderRefunds) {
+// addOrderRefunds takes what the ledger knows of an order a refund or a
+// dispute touches tonight, as the ledger answered it: kept, not copied.
+func (m *Matcher) addOrderRefunds(o *reconcile.OrderRefunds) {
 	if m.orders == nil {
 		m.orders = map[string]*reconcile.OrderRefunds{}
 	}
-	m.orders[o.Order.OrderNo] = &o
+	m.orders[o.Order.OrderNo] = o
 }
 
 // refundSeen is one refund of an order as both sides know it.

@@ -72,6 +72,17 @@ const (
 	DisputeLost = "lost" // a second chargeback took it for good
 )
 
+// DisputeStanding is a dispute's standing after its last event, of kind.
+func DisputeStanding(last Kind) string {
+	switch last {
+	case KindChargebackReversal:
+		return DisputeWon
+	case KindSecondChargeback:
+		return DisputeLost
+	}
+	return DisputeOpen
+}
+
 // Categories lists every category in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,

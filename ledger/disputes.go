@@ -51,26 +51,58 @@ func keepEvents(ctx context.Context, tx pgx.Tx, run reconcile.Run, events []reco
 // dispute the run's date touches (its events, and those of the runs of
 // the date it replaces) from the last of the dispute's events that
 // current runs kept, whatever their dates: a date run again never undoes
-// what a later night's file said. Call it once the run has superseded the
-// earlier runs of its date. The standing is the channel's word: the
-// finding's state and version, a reviewer's, are left alone.
+// what a later night's file said, and a corrected file that drops an
+// event undoes it. A dispute whose every current event is this run's is
+// as the matcher told it. Call it once the run has superseded the earlier
+// runs of its date. The standing is the channel's word: the finding's
+// state and version, a reviewer's, are left alone.
+//
+// The statements are shaped so that no plan is worse than linear: the
+// findings and events this transaction wrote have no statistics yet, and
+// a join the planner took for small ran for minutes at 30,000 disputes.
 func settleDisputes(ctx context.Context, tx pgx.Tx, run reconcile.Run) error {
-	_, err := tx.Exec(ctx, `
-WITH touched AS (
-    SELECT DISTINCT e.dispute_id FROM dispute_events e JOIN runs r ON r.id = e.run_id
-     WHERE e.channel = $1 AND r.channel = $1 AND r.business_date = $2 AND e.kind <> 'refund_reversal'
-), last AS (
-    SELECT DISTINCT ON (e.dispute_id) e.dispute_id, e.kind
-      FROM dispute_events e JOIN runs r ON r.id = e.run_id
-     WHERE e.channel = $1 AND e.dispute_id IN (SELECT dispute_id FROM touched) AND e.kind <> 'refund_reversal'
-       AND (r.id = $3 OR r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)
-     ORDER BY e.dispute_id, e.occurred_at DESC NULLS LAST, e.business_date DESC, e.line DESC
-)
-UPDATE findings f
-   SET dispute_status = CASE l.kind WHEN 'chargeback_reversal' THEN 'won' WHEN 'second_chargeback' THEN 'lost' ELSE 'open' END
-  FROM last l
- WHERE f.channel = $1 AND f.dispute_id = l.dispute_id AND f.category = 'chargeback' AND f.state <> 'SUPERSEDED'`,
-		run.Channel, dateOf(run.Day), run.ID)
+	rows, err := tx.Query(ctx, `
+SELECT DISTINCT e.dispute_id FROM runs r JOIN dispute_events e ON e.run_id = r.id
+ WHERE r.channel = $1 AND r.business_date = $2 AND e.kind <> 'refund_reversal'`, run.Channel, dateOf(run.Day))
+	if err != nil {
+		return err
+	}
+	touched, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(touched) == 0 {
+		return err
+	}
+	rows, err = tx.Query(ctx, `
+SELECT e.dispute_id,
+       (array_agg(e.kind ORDER BY e.occurred_at DESC NULLS LAST, e.business_date DESC, e.line DESC))[1],
+       bool_or(e.run_id <> $3)
+  FROM unnest($2::text[]) AS t(id) JOIN dispute_events e ON e.channel = $1 AND e.dispute_id = t.id
+  JOIN runs r ON r.id = e.run_id
+ WHERE e.kind <> 'refund_reversal' AND (r.id = $3 OR r.status = 'SUCCEEDED' AND r.superseded_by IS NULL)
+ GROUP BY e.dispute_id`, run.Channel, touched, run.ID)
+	if err != nil {
+		return err
+	}
+	var ids, words []string
+	for rows.Next() {
+		var id, kind string
+		var others bool
+		if err := rows.Scan(&id, &kind, &others); err != nil {
+			rows.Close()
+			return err
+		}
+		if others {
+			ids, words = append(ids, id), append(words, reconcile.DisputeStanding(reconcile.Kind(kind)))
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	_, err = tx.Exec(ctx, `
+UPDATE findings f SET dispute_status = u.status
+  FROM unnest($2::text[], $3::text[]) AS u(id, status)
+ WHERE f.channel = $1 AND f.dispute_id = u.id AND f.category = 'chargeback' AND f.state <> 'SUPERSEDED'`,
+		run.Channel, ids, words)
 	return err
 }
 

@@ -170,15 +170,7 @@ func (d *disputeCase) sums() (charged, reversed int64) {
 }
 
 // status is the dispute's standing after its last event.
-func (d *disputeCase) status() string {
-	switch d.events[len(d.events)-1].Kind {
-	case reconcile.KindChargebackReversal:
-		return reconcile.DisputeWon
-	case reconcile.KindSecondChargeback:
-		return reconcile.DisputeLost
-	}
-	return reconcile.DisputeOpen
-}
+func (d *disputeCase) status() string { return reconcile.DisputeStanding(d.events[len(d.events)-1].Kind) }
 
 // first is the index of the dispute's first chargeback, -1 when none: a
 // second chargeback opens no dispute.

@@ -170,7 +170,9 @@ func (d *disputeCase) sums() (charged, reversed int64) {
 }
 
 // status is the dispute's standing after its last event.
-func (d *disputeCase) status() string { return reconcile.DisputeStanding(d.events[len(d.events)-1].Kind) }
+func (d *disputeCase) status() string {
+	return reconcile.DisputeStanding(d.events[len(d.events)-1].Kind)
+}
 
 // first is the index of the dispute's first chargeback, -1 when none: a
 // second chargeback opens no dispute.

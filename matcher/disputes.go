@@ -39,7 +39,7 @@ func (m *Matcher) noteDisputed(tx reconcile.Transaction, kept bool) {
 	if kept {
 		clone = func(s string) string { return s }
 	}
-	if !tx.Kind.Disputed() {
+	if !tx.Kind.Disputed() || tx.Status != reconcile.StatusSuccess {
 		return
 	}
 	if m.filed == nil {

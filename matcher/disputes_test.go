@@ -1,6 +1,8 @@
 package matcher_test
 
 import (
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -431,5 +433,45 @@ func TestRefundReversalByAmount(t *testing.T) {
 	n.refunds[1].Amount = 60
 	if over := only(n.classify(t), reconcile.OverRefund); len(over) != 1 {
 		t.Errorf("with two refunds of 60, the reversal takes neither out: %+v", over)
+	}
+}
+
+// Of four shards, each takes the events that name no order until their
+// order is found; the order's shard alone tells a placed one, the first
+// shard alone one nothing places or that did not complete.
+func TestDisputesAcrossShards(t *testing.T) {
+	placed := cb("", "D1", 100, "2026-11-28 11:00:00.000") // payment TO1: order O1
+	lost := cb("", "D2", 70, "2026-11-28 12:00:00.000")
+	lost.PaymentID = "pi_unknown"
+	failed := cb("", "D3", 50, "2026-11-28 13:00:00.000")
+	failed.Status = reconcile.StatusFailed
+	owner := reconcile.ShardOf("O1", 4)
+	told := map[string][]int{}
+	for s := range 4 {
+		in := matcher.NewIntake(day, matcher.Options{Shard: reconcile.Shard{Index: s, Count: 4}})
+		for _, r := range []reconcile.Transaction{placed, lost, failed} {
+			in.Row(r)
+		}
+		in.FileRead()
+		var owners []reconcile.LocalRecord
+		if slices.Contains(in.UnplacedDisputes(), "TO1") {
+			owners = append(owners, reconcile.LocalRecord{Kind: reconcile.KindPayment, OrderNo: "O1", ChannelTxnID: "TO1"})
+		}
+		in.PlaceDisputes(owners)
+		m, _, err := in.Finish(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range m.Classify(matcher.Known{}).Findings {
+			told[string(f.Category)+" "+f.ChannelTxnID] = append(told[string(f.Category)+" "+f.ChannelTxnID], s)
+		}
+	}
+	want := map[string][]int{
+		"chargeback " + placed.ChannelTxnID:   {owner},
+		"chargeback " + lost.ChannelTxnID:     {0},
+		"unrecognized " + failed.ChannelTxnID: {0},
+	}
+	if !reflect.DeepEqual(told, want) {
+		t.Errorf("told by shards %v, want %v", told, want)
 	}
 }

@@ -92,9 +92,10 @@ func (in *Intake) Row(tx reconcile.Transaction) {
 
 // unplaced reports whether tx is a dispute's event or a refund reversal
 // that names no order: every shard takes it until its order is found by
-// the payment's id (PlaceDisputes).
+// the payment's id (PlaceDisputes). One that did not complete is no
+// event of a dispute: the first shard alone reports it.
 func unplaced(tx reconcile.Transaction) bool {
-	return (tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal) && tx.OrderNo == ""
+	return (tx.Kind.Disputed() || tx.Kind == reconcile.KindRefundReversal) && tx.OrderNo == "" && tx.Status == reconcile.StatusSuccess
 }
 
 // FileRead says the parse has ended: every row of the file is in, or the

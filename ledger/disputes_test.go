@@ -89,6 +89,9 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	if status != "won" || state != "OPEN" || version != 0 || customer != "42" {
 		t.Errorf("finding: standing %s, state %s, version %d, customer %s; want won, OPEN, 0 (as written), 42", status, state, version, customer)
 	}
+	if open, err := db.StillOpen(ctx, "wechatpay", time.Now().Add(time.Hour), 50); err != nil || len(open) != 0 {
+		t.Errorf("StillOpen: %+v, %v; a won dispute waits for nothing", open, err)
+	}
 	next := mustDay(t, "2026-11-29")
 	if d, _ := db.DisputedOrders(ctx, "wechatpay", next, []string{"O-1"}); len(d) != 0 {
 		t.Errorf("a won dispute still holds its order: %v", d)
@@ -109,6 +112,9 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	}
 	if got := standing(t, db, "D1"); got != "open" {
 		t.Errorf("standing after the 28th without its reversal: %s, want open", got)
+	}
+	if open, err := db.StillOpen(ctx, "wechatpay", time.Now().Add(time.Hour), 50); err != nil || len(open) != 1 || open[0].DisputeID != "D1" {
+		t.Errorf("StillOpen: %+v, %v; want the open dispute again", open, err)
 	}
 }
 

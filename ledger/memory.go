@@ -223,10 +223,13 @@ func (db *DB) ReversedOnDate(ctx context.Context, channel string, day reconcile.
 }
 
 // StillOpen returns findings of channel that have waited for a decision
-// since before the given time, oldest first, at most limit of them.
+// since before the given time, oldest first, at most limit of them. A
+// chargeback whose dispute was won waits for nothing: the money came
+// back.
 func (db *DB) StillOpen(ctx context.Context, channel string, before time.Time, limit int) ([]reconcile.Finding, error) {
 	return db.queryFindings(ctx, "open findings of "+channel, `
  WHERE f.channel = $1 AND f.state = 'OPEN' AND f.category NOT IN ('pending', 'matched')
+   AND f.dispute_status IS DISTINCT FROM 'won'
    AND f.created_at < $2
  ORDER BY f.created_at, f.id LIMIT $3`, channel, before, limit)
 }

@@ -249,6 +249,11 @@ func (f Finding) AtRisk() int64 {
 			return 0 // its chargeback finding counts the money
 		}
 		return f.ChannelAmount
+	case Chargeback:
+		if f.DisputeStatus == DisputeWon {
+			return 0 // reversed: the money came back
+		}
+		return f.ChannelAmount
 	case OverRefund:
 		// ChannelAmount is the refunded total, LocalAmount what was paid.
 		return f.ChannelAmount - f.LocalAmount

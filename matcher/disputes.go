@@ -308,7 +308,7 @@ func (m *Matcher) disputeCase(d *disputeCase, add func(reconcile.Finding)) {
 	if first < 0 {
 		for i, e := range d.events {
 			if d.new[i] {
-				add(disputeMismatch(e, "it links to no chargeback: none of its dispute, and none of its order the job could tie it to"))
+				add(disputeMismatch(e, "no chargeback of its dispute is known, nor one of its order it could be tied to"))
 			}
 		}
 		return

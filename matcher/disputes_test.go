@@ -119,7 +119,7 @@ func TestChargebackAndRefundOfOneOrder(t *testing.T) {
 			if tt.cb != "" {
 				f := cbs[0]
 				if f.DisputeStatus != tt.cb || f.DisputeID != "D1" || f.OrderNo != "O1" || f.FeeMilli != 1_500_000 || f.Reason != "fraudulent" ||
-					f.AtRisk() != f.ChannelAmount || !f.NeedsReview() || !f.HasLocal || f.LocalAmount != 100 {
+					(f.AtRisk() != f.ChannelAmount) != (tt.cb == reconcile.DisputeWon) || !f.NeedsReview() || !f.HasLocal || f.LocalAmount != 100 {
 					t.Errorf("chargeback: %+v", f)
 				}
 			}
@@ -147,9 +147,9 @@ func TestDisputeAcrossNights(t *testing.T) {
 		{name: "a reversal without a dispute id of its own goes to the order's one dispute", events: []reconcile.Transaction{earlierCB},
 			rows: []reconcile.Transaction{own(reversal("O1", "D9", 100, "2026-11-28 09:00:00.000"))}, linked: "D1"},
 		{name: "a reversal of another dispute is not the order's other one's", events: []reconcile.Transaction{earlierCB},
-			rows: []reconcile.Transaction{reversal("O1", "D9", 100, "2026-11-28 09:00:00.000")}, linked: "D9", mismatch: "links to no chargeback"},
+			rows: []reconcile.Transaction{reversal("O1", "D9", 100, "2026-11-28 09:00:00.000")}, linked: "D9", mismatch: "no chargeback of its dispute is known"},
 		{name: "a reversal of no chargeback", rows: []reconcile.Transaction{reversal("O1", "D1", 100, "2026-11-28 09:00:00.000")},
-			mismatch: "links to no chargeback", linked: "D1"},
+			mismatch: "no chargeback of its dispute is known", linked: "D1"},
 		{name: "a reversal of more than was charged back", events: []reconcile.Transaction{earlierCB},
 			rows: []reconcile.Transaction{reversal("O1", "D1", 150, "2026-11-28 09:00:00.000")}, linked: "D1",
 			mismatch: "give back more than its chargebacks took (1.00 CNY"},

@@ -16,7 +16,8 @@ import (
 // payment's channel id when the row names none (placeDisputes), and
 // counted in their order's money returned with its refunds (rule 8,
 // refunds.go). Each new chargeback is a finding of its own; a later
-// event of a known dispute settles it (won or lost) instead. The events
+// event of a known dispute is no finding: kept, it sets the dispute's
+// standing (won or lost) when the ledger commits the night. The events
 // of every night are kept by the ledger, so that a dispute is followed
 // across nights and each event counts once however often a file
 // repeats it.

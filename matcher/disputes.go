@@ -371,6 +371,7 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 		f.Related = append(f.Related, describeEvent(e))
 	}
 	var b strings.Builder
+	b.Grow(320) // these hints' length: the string is its buffer, not twice it
 	switch {
 	case cb.OrderNo == "":
 		fmt.Fprintf(&b, "The channel took back %s under dispute %s, on a payment no order of ours holds", money(cb.Amount, cb.Currency), d.key)

@@ -618,7 +618,7 @@ func (m *Matcher) Classify(known Known) Classification {
 	}
 	res.Counts[reconcile.Matched] += int(groups) - len(odd)
 	res.Findings = make([]reconcile.Finding, 0, rows+len(m.unseen)+len(m.prevPending)+
-		len(m.reversed)+len(m.others)+len(m.unkeyed)+len(m.orders)+len(m.disputes))
+		len(m.reversed)+len(m.others)+len(m.unkeyed)+m.orderCases()+len(m.disputes))
 	for _, gi := range odd {
 		g := m.materialize(gi)
 		g.reversed = reversed[gi]

@@ -635,6 +635,19 @@ func (m *Matcher) Classify(known Known) Classification {
 	return res
 }
 
+// forgetCases lets go of what only classification read: the ledger's
+// answers (the orders a refund or dispute touches, with their refunds;
+// the customers' earlier orders), the night's disputes and the records
+// no row carried. The findings hold what they need of them; the memory
+// of the night is then written in the room they leave.
+func (m *Matcher) forgetCases() {
+	m.orders, m.owners, m.earlierOrders = nil, nil, nil
+	m.disputes, m.disputed, m.filed, m.earlierDisputes, m.disputeOwners = nil, nil, nil, nil, nil
+	m.recorded, m.overdue = nil, nil
+	m.unseen, m.unseenSeen, m.prevPending, m.reversed, m.others, m.unkeyed = nil, nil, nil, nil, nil, nil
+	m.shard = shardContext{}
+}
+
 // outsideGroups adds the findings no key group of tonight holds: settled
 // records no row carried, the pending findings of earlier nights (those
 // tonight's file carries are resolved), reversed duplicates whose rows

@@ -97,6 +97,7 @@ func rowToken(t reconcile.Transaction) string {
 // writes the records, so a night of millions of rows does not hold both
 // at once, and of the rest after; the matcher cannot be used again.
 func (m *Matcher) Memory() reconcile.NightMemory {
+	m.forgetCases()
 	m.forgetNights()
 	m.store.Release()
 	m.earlier = nil

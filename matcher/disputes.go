@@ -336,6 +336,9 @@ func (m *Matcher) disputeCase(d *disputeCase, add func(reconcile.Finding)) {
 // sortEvents puts a dispute's events in the order they happened: at one
 // time, earlier nights' first, then a file's in its order of lines.
 func sortEvents(d *disputeCase) {
+	if len(d.events) < 2 {
+		return
+	}
 	type event struct {
 		tx  reconcile.Transaction
 		new bool
@@ -535,13 +538,17 @@ const disputed = "\x01"
 // the refunds that bounced. An event counts once, however many files
 // carry it.
 func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transaction) {
-	seen := map[eventKey]bool{}
+	var seen []eventKey // an order has a few events: a list, not a map
 	var bounced []reconcile.Transaction
 	visit := func(tx reconcile.Transaction, tonight bool) {
-		if tx.Kind == reconcile.KindRefund || seen[eventID(tx)] {
+		if tx.Kind == reconcile.KindRefund {
 			return
 		}
-		seen[eventID(tx)] = true
+		if k := eventID(tx); slices.Contains(seen, k) {
+			return
+		} else {
+			seen = append(seen, k)
+		}
 		if tx.Kind == reconcile.KindRefundReversal {
 			bounced = append(bounced, tx)
 			return

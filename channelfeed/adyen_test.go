@@ -60,11 +60,7 @@ func TestAdyenSampleFacts(t *testing.T) {
 // case must say: a newer header with Dispute Reference, and the shapes of
 // real files (a quoted empty amount, a fee written ".11").
 func TestAdyenChargebacksFacts(t *testing.T) {
-	rows := parseAll(t, "adyen", filepath.Join("testdata", "adyen", "chargebacks", "input.csv"))
-	byLine := map[int]reconcile.Transaction{}
-	for _, r := range rows {
-		byLine[r.Line] = r
-	}
+	byLine := rowsByLine(t, "adyen", "chargebacks")
 	tests := []struct {
 		line              int
 		kind              reconcile.Kind

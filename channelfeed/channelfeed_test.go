@@ -148,6 +148,17 @@ func TestSampleFacts(t *testing.T) {
 	}
 }
 
+// rowsByLine parses the input of golden case name of format and gives
+// its rows by line.
+func rowsByLine(t *testing.T, format, name string) map[int]reconcile.Transaction {
+	t.Helper()
+	byLine := map[int]reconcile.Transaction{}
+	for _, r := range parseAll(t, format, filepath.Join("testdata", format, name, "input.csv")) {
+		byLine[r.Line] = r
+	}
+	return byLine
+}
+
 func parseAll(t *testing.T, format, path string) []reconcile.Transaction {
 	t.Helper()
 	var rows []reconcile.Transaction

@@ -3,6 +3,8 @@ package channelfeed
 import (
 	"strings"
 	"unicode"
+
+	"reconcile"
 )
 
 // columns are the columns of a file as its header names them, and where
@@ -136,4 +138,24 @@ func trimAlso(s, chars string) string {
 	return strings.TrimFunc(s, func(r rune) bool {
 		return unicode.IsSpace(r) || strings.ContainsRune(chars, r)
 	})
+}
+
+// isEvent reports whether a row of kind is a dispute's event or a refund
+// reversal: what carries a payment id, and a dispute's a dispute id.
+func isEvent(kind reconcile.Kind) bool {
+	return kind.Disputed() || kind == reconcile.KindRefundReversal
+}
+
+// setEvent sets what t, a dispute's event or a refund reversal of a CSV
+// file, carries as its columns say: the payment's channel id, and for a
+// dispute's event the dispute's id (the row's channel id when the file
+// gives none) and the reason.
+func setEvent(t *reconcile.Transaction, dispute, payment, reason string) {
+	t.PaymentID = payment
+	if t.Kind.Disputed() {
+		if dispute == "" {
+			dispute = t.ChannelTxnID
+		}
+		t.DisputeID, t.Reason = dispute, reason
+	}
 }

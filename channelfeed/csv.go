@@ -319,7 +319,9 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 	if t.Kind == reconcile.KindRefund && t.RefundNo == "" && t.ChannelTxnID == "" {
 		return t, c.errorf(line, csvRefundNo, "refund row with neither a refund number nor a channel_txn_id to match it by")
 	}
-	c.event(&t, rec)
+	if isEvent(t.Kind) {
+		setEvent(&t, c.field(rec, csvDisputeID), c.field(rec, csvPaymentTxnID), c.field(rec, csvReason))
+	}
 	if t.Currency != c.currency || c.currency == "" {
 		if err := c.setCurrency(t.Currency, line); err != nil {
 			return t, err
@@ -387,22 +389,6 @@ func (c *csvRow) noRefundNo(refundNo, kind string, line int) error {
 		return c.errorf(line, csvRefundNo, "refund number %s on a %s row", reconcile.Quote(refundNo), kind)
 	}
 	return nil
-}
-
-// event sets what t, a row of rec, carries as a dispute's event or a
-// refund reversal: the dispute's id (channel_txn_id when dispute_id is
-// empty), the payment's and the reason. Other rows carry none.
-func (c *csvRow) event(t *reconcile.Transaction, rec []string) {
-	if t.Kind.Disputed() {
-		t.DisputeID = c.field(rec, csvDisputeID)
-		if t.DisputeID == "" {
-			t.DisputeID = t.ChannelTxnID
-		}
-		t.Reason = c.field(rec, csvReason)
-	}
-	if t.Kind.Disputed() || t.Kind == reconcile.KindRefundReversal {
-		t.PaymentID = c.field(rec, csvPaymentTxnID)
-	}
 }
 
 // setCurrency makes currency, a row's, the one whose digits parse uses.

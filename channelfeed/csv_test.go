@@ -1,7 +1,6 @@
 package channelfeed
 
 import (
-	"path/filepath"
 	"testing"
 
 	"reconcile"
@@ -10,11 +9,7 @@ import (
 // TestCSVChargebacksFacts pins what the golden file of the canonical
 // CSV's chargebacks case must say.
 func TestCSVChargebacksFacts(t *testing.T) {
-	rows := parseAll(t, "csv", filepath.Join("testdata", "csv", "chargebacks", "input.csv"))
-	byLine := map[int]reconcile.Transaction{}
-	for _, r := range rows {
-		byLine[r.Line] = r
-	}
+	byLine := rowsByLine(t, "csv", "chargebacks")
 	tests := []struct {
 		line                      int
 		kind                      reconcile.Kind

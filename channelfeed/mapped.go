@@ -636,7 +636,9 @@ func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err e
 	if err := f.kind(&t, line); err != nil {
 		return t, err
 	}
-	f.event(&t, rec)
+	if isEvent(t.Kind) {
+		setEvent(&t, f.field(rec, mDisputeID), f.field(rec, mPaymentID), f.field(rec, mReason))
+	}
 	if p.currency == "" {
 		t.Currency = f.field(rec, mCurrency)
 	}
@@ -684,23 +686,6 @@ func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
 		return f.errorf(line, mChannelTxnID, "empty channel transaction id on a %s row", t.Kind)
 	}
 	return nil
-}
-
-// event sets what t, a row of rec, carries as a dispute's event or a
-// refund reversal: the dispute's id (the channel's id of the row when
-// the dispute_id column is unmapped or empty), the payment's and the
-// reason. Other rows carry none.
-func (f *mappedFile) event(t *reconcile.Transaction, rec []string) {
-	if t.Kind.Disputed() {
-		t.DisputeID = f.field(rec, mDisputeID)
-		if t.DisputeID == "" {
-			t.DisputeID = t.ChannelTxnID
-		}
-		t.Reason = f.field(rec, mReason)
-	}
-	if t.Kind.Disputed() || t.Kind == reconcile.KindRefundReversal {
-		t.PaymentID = f.field(rec, mPaymentID)
-	}
 }
 
 // amount reads the amount of a row of kind, holding that of a row of

@@ -175,11 +175,7 @@ func TestStripeSampleFacts(t *testing.T) {
 // TestStripeDisputesFacts pins what the golden file of the disputes case
 // must say: a balance change report with the dispute columns.
 func TestStripeDisputesFacts(t *testing.T) {
-	rows := parseAll(t, "stripe", filepath.Join("testdata", "stripe", "disputes", "input.csv"))
-	byLine := map[int]reconcile.Transaction{}
-	for _, r := range rows {
-		byLine[r.Line] = r
-	}
+	byLine := rowsByLine(t, "stripe", "disputes")
 	tests := []struct {
 		line                      int
 		kind                      reconcile.Kind

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,17 +43,7 @@ chargeback_reversal,CB3,,K3r,80.00,USD,2026-11-29T12:00:00Z,,,D3,T3,
 // dispute columns.
 func cardDay(t *testing.T, c *cli, dsn, date, body string, extra ...string) string {
 	t.Helper()
-	file := filepath.Join(t.TempDir(), "shop-"+date+".csv")
-	if err := os.WriteFile(file, []byte(chargebackHeader+body), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := t.TempDir()
-	args := append([]string{"run", "--date", date, "--channel", "shop", "--format", "csv", "--tz", "UTC",
-		"--file", file, "--dsn", dsn, "--out", out}, extra...)
-	if code := c.run(t, args...); code != ExitOK {
-		t.Fatalf("%s: exit %d\n%s", date, code, c.errb)
-	}
-	return out
+	return shopFile(t, c, dsn, chargebackHeader, date, body, extra...)
 }
 
 func disputeStanding(t *testing.T, db *ledger.DB) string {

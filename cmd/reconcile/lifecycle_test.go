@@ -20,8 +20,14 @@ const shopHeader = "type,order_no,refund_no,channel_txn_id,amount,currency,occur
 // body, and returns the out directory.
 func shopDay(t *testing.T, c *cli, dsn, date, body string, extra ...string) string {
 	t.Helper()
+	return shopFile(t, c, dsn, shopHeader, date, body, extra...)
+}
+
+// shopFile is shopDay with the CSV's header of choice.
+func shopFile(t *testing.T, c *cli, dsn, header, date, body string, extra ...string) string {
+	t.Helper()
 	file := filepath.Join(t.TempDir(), "shop-"+date+".csv")
-	if err := os.WriteFile(file, []byte(shopHeader+body), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(header+body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()

@@ -109,23 +109,8 @@ func (db *DB) CompleteRun(ctx context.Context, o Outcome) (posted int, err error
 		if err != nil {
 			return fmt.Errorf("post journals: %w", err)
 		}
-		if err := copyFindings(ctx, tx, run, res.Findings, keyByRow); err != nil {
-			return fmt.Errorf("write findings: %w", err)
-		}
-		if err := settlePending(ctx, tx, run.ID, o.Resolved, o.Escalated); err != nil {
-			return fmt.Errorf("settle pending findings: %w", err)
-		}
-		if err := keepEvents(ctx, tx, run, o.DisputeEvents); err != nil {
-			return fmt.Errorf("keep dispute events: %w", err)
-		}
-		if err := supersede(ctx, tx, run); err != nil {
-			return fmt.Errorf("supersede earlier runs: %w", err)
-		}
-		if err := settleDisputes(ctx, tx, run); err != nil {
-			return fmt.Errorf("settle disputes: %w", err)
-		}
-		if err := remember(ctx, tx, run, o.Memory); err != nil {
-			return fmt.Errorf("remember settled rows: %w", err)
+		if err := writeOutcome(ctx, tx, o, keyByRow); err != nil {
+			return err
 		}
 		if o.Reports != nil {
 			if o.Summary, o.Workbook, reportsErr = o.Reports(); reportsErr != nil {
@@ -160,6 +145,33 @@ UPDATE runs
 		return 0, fmt.Errorf("complete run %s: %w", run.ID, interpretError(err))
 	}
 	return posted, nil
+}
+
+// writeOutcome writes what a run found beside its journals: its findings,
+// the fate of earlier pending findings, its dispute events, the
+// supersession of the earlier runs of its date (and the standing of the
+// disputes that touches), and the memory of its rows.
+func writeOutcome(ctx context.Context, tx pgx.Tx, o Outcome, keyByRow map[string]string) error {
+	run := o.Result.Run
+	if err := copyFindings(ctx, tx, run, o.Result.Findings, keyByRow); err != nil {
+		return fmt.Errorf("write findings: %w", err)
+	}
+	if err := settlePending(ctx, tx, run.ID, o.Resolved, o.Escalated); err != nil {
+		return fmt.Errorf("settle pending findings: %w", err)
+	}
+	if err := keepEvents(ctx, tx, run, o.DisputeEvents); err != nil {
+		return fmt.Errorf("keep dispute events: %w", err)
+	}
+	if err := supersede(ctx, tx, run); err != nil {
+		return fmt.Errorf("supersede earlier runs: %w", err)
+	}
+	if err := settleDisputes(ctx, tx, run); err != nil {
+		return fmt.Errorf("settle disputes: %w", err)
+	}
+	if err := remember(ctx, tx, run, o.Memory); err != nil {
+		return fmt.Errorf("remember settled rows: %w", err)
+	}
+	return nil
 }
 
 // checkJournals refuses a result the database would refuse at commit, with

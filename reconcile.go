@@ -110,9 +110,23 @@ type Transaction struct {
 
 // Clone returns t with its text copied, for keeping a row whose text is
 // only lent while the row is handed on (channelfeed.ParseFileAside).
+// The text is copied into one allocation: a night keeps one such row per
+// dispute event, and ten small copies cost twice the memory of one.
 func (t Transaction) Clone() Transaction {
-	for _, s := range []*string{&t.OrderNo, &t.RefundNo, &t.ChannelTxnID, &t.ChannelRefundID, &t.Currency, &t.FeeRate, &t.RawKind, &t.DisputeID, &t.PaymentID, &t.Reason} {
-		*s = strings.Clone(*s)
+	fields := [...]*string{&t.OrderNo, &t.RefundNo, &t.ChannelTxnID, &t.ChannelRefundID, &t.Currency, &t.FeeRate, &t.RawKind, &t.DisputeID, &t.PaymentID, &t.Reason}
+	n := 0
+	for _, s := range fields {
+		n += len(*s)
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range fields {
+		b.WriteString(*s)
+	}
+	all := b.String()
+	for _, s := range fields {
+		n := len(*s)
+		*s, all = all[:n], all[n:]
 	}
 	return t
 }

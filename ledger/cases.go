@@ -133,14 +133,15 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 	}
 	var found []*reconcile.OrderRefunds
 	byOrder := map[string]*reconcile.OrderRefunds{}
+	// Scanned into once: the row's text is new each time, its holders not.
+	var (
+		o                         reconcile.LocalRecord
+		refundNo, cur, status, id *string
+		amount, customer          *int64
+		refundedAt                *time.Time
+	)
 	for rows.Next() {
-		var (
-			o                         reconcile.LocalRecord
-			refundNo, cur, status, id *string
-			amount, customer          *int64
-			refundedAt                *time.Time
-		)
-		o.Kind = reconcile.KindPayment
+		o = reconcile.LocalRecord{Kind: reconcile.KindPayment}
 		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID, &customer,
 			&refundNo, &amount, &cur, &status, &id, &refundedAt); err != nil {
 			rows.Close()

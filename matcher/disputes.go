@@ -26,6 +26,11 @@ import (
 func (m *Matcher) addDispute(tx reconcile.Transaction) {
 	tx = tx.Clone()
 	tx.DisputeID = disputeKey(tx) // the key it is kept and asked by
+	if len(m.disputes) == cap(m.disputes) {
+		// Doubled: append grows a long slice by a quarter, which copies
+		// a night's events five times over on their way in.
+		m.disputes = slices.Grow(m.disputes, max(len(m.disputes), 64))
+	}
 	m.disputes = append(m.disputes, tx)
 	m.noteDisputed(tx, true)
 }

@@ -138,7 +138,7 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	if len(m.orders) == 0 {
 		return
 	}
-	tonight := map[string][]reconcile.Transaction{}
+	tonight := make(map[string][]reconcile.Transaction, len(m.orders))
 	// Refunds an earlier night's file carried, by number, which its
 	// memory knows but the ledger's findings do not: not new tonight.
 	remembered := map[string]bool{}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -368,6 +369,12 @@ func (n *night) classify(ctx context.Context) error {
 	}
 	n.run.Status = reconcile.RunSucceeded
 	n.run.FinishedAt = n.now()
+	// What the stages before left (the ledger's answers as the driver
+	// read them, the earlier nights' memory on its way in) is collected
+	// before classification makes the night's findings: the heap's peak
+	// is then the night's live data and its findings, not those and the
+	// garbage too (docs/performance.md).
+	runtime.GC()
 	n.found = n.m.Classify(known)
 	// The matcher is done with: its memory goes to the commit.
 	n.memory, n.m = n.m.Memory(), nil

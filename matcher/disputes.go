@@ -542,7 +542,7 @@ const disputed = "\x01"
 // and of tonight (rows; refund rows among them are not theirs); and marks
 // the refunds that bounced. An event counts once, however many files
 // carry it.
-func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transaction) {
+func disputesSeen(byNo *refundSet, earlier, rows []reconcile.Transaction) {
 	var seen []eventKey // an order has a few events: a list, not a map
 	var bounced []reconcile.Transaction
 	visit := func(tx reconcile.Transaction, tonight bool) {
@@ -558,11 +558,9 @@ func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transac
 			bounced = append(bounced, tx)
 			return
 		}
-		no := disputed + disputeKey(tx)
-		r := byNo[no]
-		if r == nil {
-			r = &refundSeen{no: no, dispute: true, channel: true, currency: tx.Currency}
-			byNo[no] = r
+		r, made := byNo.get(disputed + disputeKey(tx))
+		if made {
+			r.dispute, r.channel, r.currency = true, true, tx.Currency
 		}
 		if tx.Kind == reconcile.KindChargebackReversal {
 			r.back = reconcile.AddSaturating(r.back, tx.Amount)
@@ -584,7 +582,7 @@ func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transac
 	for _, tx := range rows {
 		visit(tx, true)
 	}
-	for _, r := range byNo {
+	for _, r := range byNo.list {
 		if r.dispute {
 			r.amount = max(0, r.amount-r.back)
 			// A chargeback new tonight takes money again, whatever the
@@ -593,7 +591,7 @@ func disputesSeen(byNo map[string]*refundSeen, earlier, rows []reconcile.Transac
 		}
 	}
 	var refunds []*refundSeen
-	for _, r := range byNo {
+	for _, r := range byNo.list {
 		if !r.dispute {
 			refunds = append(refunds, r)
 		}

@@ -247,13 +247,9 @@ func orderRefunds(day reconcile.BusinessDay, window time.Duration, o *reconcile.
 // refund number, in the order they settled. remembered are the numbers
 // an earlier night's file carried.
 func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []reconcile.Transaction, remembered map[string]bool) []*refundSeen {
-	byNo := map[string]*refundSeen{}
+	byNo := &refundSet{}
 	get := func(no string) *refundSeen {
-		r := byNo[no]
-		if r == nil {
-			r = &refundSeen{no: no}
-			byNo[no] = r
-		}
+		r, _ := byNo.get(no)
 		return r
 	}
 	// A channel's row settles the amount and the time: it is what moved.
@@ -299,18 +295,57 @@ func seenRefunds(day reconcile.BusinessDay, o *reconcile.OrderRefunds, rows []re
 		}
 	}
 	disputesSeen(byNo, o.Disputes, rows)
-	out := make([]*refundSeen, 0, len(byNo))
-	for no, r := range byNo {
-		r.before = r.before || remembered[no]
-		out = append(out, r)
+	out := byNo.list
+	for _, r := range out {
+		r.before = r.before || remembered[r.no]
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if !out[i].at.Equal(out[j].at) {
-			return out[i].at.Before(out[j].at)
+	slices.SortFunc(out, func(a, b *refundSeen) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
 		}
-		return out[i].no < out[j].no
+		return strings.Compare(a.no, b.no)
 	})
 	return out
+}
+
+// refundSet is an order's refunds by number: a list while the order has
+// a few, as nearly every order has (one map each cost a chargeback's
+// order more than its refunds), indexed once it has more.
+type refundSet struct {
+	list  []*refundSeen
+	index map[string]*refundSeen
+}
+
+// refundSetList is how many refunds a set finds by reading its list.
+const refundSetList = 16
+
+// get returns the refund numbered no, made and added when new.
+func (s *refundSet) get(no string) (r *refundSeen, made bool) {
+	if s.index != nil {
+		r = s.index[no]
+	} else {
+		for _, x := range s.list {
+			if x.no == no {
+				r = x
+				break
+			}
+		}
+	}
+	if r != nil {
+		return r, false
+	}
+	r = &refundSeen{no: no}
+	s.list = append(s.list, r)
+	switch {
+	case s.index != nil:
+		s.index[no] = r
+	case len(s.list) > refundSetList:
+		s.index = make(map[string]*refundSeen, 2*len(s.list))
+		for _, x := range s.list {
+			s.index[x.no] = x
+		}
+	}
+	return r, true
 }
 
 // overRefund is rule 8's finding: about the order, named by the last

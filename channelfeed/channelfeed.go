@@ -52,6 +52,11 @@ type Options struct {
 	OrderKey, RefundKey string
 	// Mapping describes the columns of a "mapped" CSV; that format needs it.
 	Mapping *Mapping
+	// Payouts, when set, is given each payout the file tells of (its
+	// rows' net summed, checked against the payout's own row where the
+	// file has one), once the whole file has been read and checked: a
+	// file refused gives none. Its error stops the parse.
+	Payouts func(reconcile.Payout) error
 	// Earliest and Latest bound the time of every row: a row before
 	// Earliest or after Latest stops the file (a zero bound is not
 	// checked). A settlement file of day D holds rows of about D.

@@ -52,6 +52,7 @@ const (
 	stCharge // the disputed charge on a dispute row
 	stIntent // the disputed payment intent on a dispute row
 	stReason // the scheme's reason on a dispute row
+	stPayoutOn
 	stOrder  // payment_metadata[<OrderKey>]
 	stRefund // refund_metadata[<RefundKey>]
 	stColumns
@@ -71,6 +72,7 @@ var stFixedColumns = [...]string{
 	stCharge:     "charge_id",
 	stIntent:     "payment_intent_id",
 	stReason:     "dispute_reason",
+	stPayoutOn:   "automatic_payout_effective_at",
 }
 
 // stRequired must be present whatever the rows; a time column and the
@@ -130,6 +132,7 @@ type stReport struct {
 	columns
 	timeCol int            // stCreatedUTC or stCreated
 	loc     *time.Location // the zone the time column is written in
+	payouts payoutBook     // a payout report's rows by automatic_payout_id
 }
 
 func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit func(reconcile.Transaction) error) error {
@@ -156,11 +159,12 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return err
 	}
 	rows.reversalColumn = rp.name(stGross)
+	rp.payouts.field = rp.name(stPayout)
 
 	for {
 		rec, err := cr.Read()
 		if err == io.EOF {
-			return nil
+			return rp.payouts.close(opts)
 		}
 		if err != nil {
 			return csvReadError(opts, 0, err)
@@ -320,8 +324,34 @@ func (rp *stReport) row(rec []string, line int) (reconcile.Transaction, error) {
 	if err := rp.fee(rec, line, &t, gross, digits); err != nil {
 		return t, err
 	}
+	if err := rp.payout(rec, line, &t, gross); err != nil {
+		return t, err
+	}
 	err = rp.classify(&t, rec, gross, line)
 	return t, err
+}
+
+// payout counts the row's net in its automatic payout, in a payout
+// report: what the payout brings to the bank is the sum of its rows' net.
+func (rp *stReport) payout(rec []string, line int, t *reconcile.Transaction, gross int64) error {
+	if !rp.has(stPayout) {
+		return nil
+	}
+	grossMilli, _ := toMilli(gross) // fee checked it
+	netMilli := grossMilli - t.FeeMilli
+	if netMilli%1000 != 0 {
+		return rp.errorf(line, stFee, "a fee in fractions of a cent leaves the row's net, and so its payout's amount, unknown: add the net column to the report")
+	}
+	var on time.Time
+	if v := rp.field(rec, stPayoutOn); v != "" {
+		d, err := time.Parse(stTimeLayout, v)
+		if err != nil {
+			return rp.errorf(line, stPayoutOn, "%s: want YYYY-MM-DD HH:MM:SS", reconcile.Quote(v))
+		}
+		// The date the report's zone gives: the day the bank books it.
+		on = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
+	}
+	return rp.payouts.add(rp.opts, rp.field(rec, stPayout), t.Currency, netMilli/1000, on, line)
 }
 
 // classify sets the kind and amount of t, a row of gross, from its

@@ -192,7 +192,10 @@ func (adyenParser) Parse(ctx context.Context, r io.Reader, opts Options, emit fu
 	if err := b.details(&rows); err != nil {
 		return err
 	}
-	return b.controlTotal()
+	if err := b.controlTotal(); err != nil {
+		return err
+	}
+	return b.payouts.close(opts)
 }
 
 // findHeader reads up to the header, the first row with a Company Account
@@ -293,6 +296,7 @@ type adyBatch struct {
 	payoutLine             int
 	payoutColumn           int
 	sawPayout, sawTransfer bool
+	payouts                payoutBook // one per MerchantPayout row
 }
 
 // header reads the header row rec. Columns the parser does not read
@@ -669,7 +673,7 @@ func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
 		if b.paid, ok = addChecked(b.paid, m.netDebit-m.netCredit); !ok {
 			return r.errorf(adyNetDebit, "payout total overflows")
 		}
-		return nil
+		return b.payout(r, m.netDebit-m.netCredit)
 	case adyTransfer:
 		b.sawTransfer = true
 		if !b.sawPayout {
@@ -683,6 +687,19 @@ func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
 		return r.errorf(adyNetCredit, "batch total overflows")
 	}
 	return nil
+}
+
+// payout records a MerchantPayout row's payout: its Modification
+// Reference ("TX635094301XT batch 380, AcmeShopECOM") up to the comma is
+// the payout's id, the transfer reference the bank is sent with.
+func (b *adyBatch) payout(r adyRow, amount int64) error {
+	ref := r.get(adyModRef)
+	id, _, _ := strings.Cut(ref, ",")
+	if id = strings.TrimSpace(id); id == "" {
+		return r.errorf(adyModRef, "a MerchantPayout row without its transfer reference: the bank could not be asked for it")
+	}
+	b.payouts.field = b.name(adyModRef)
+	return b.payouts.paidOut(b.opts, id, b.netCcy, amount, ref, r.line)
 }
 
 // time reads Creation Date in the zone named by the row's TimeZone.

@@ -57,6 +57,17 @@ func (b *payoutBook) state(o Options, id, currency string, amount int64, referen
 	return nil
 }
 
+// paidOut records a payout a file states whole (Adyen's MerchantPayout,
+// whose batch the file's own control total has checked): its amount is
+// what its row says.
+func (b *payoutBook) paidOut(o Options, id, currency string, amount int64, reference string, line int) error {
+	if err := b.state(o, id, currency, amount, reference, line); err != nil {
+		return err
+	}
+	b.list[b.byID[id]].Amount = amount
+	return nil
+}
+
 func (b *payoutBook) get(o Options, id, currency string, line int) (*reconcile.Payout, error) {
 	if i, ok := b.byID[id]; ok {
 		p := &b.list[i]

@@ -85,3 +85,37 @@ func TestStripePayouts(t *testing.T) {
 		})
 	}
 }
+
+// TestAdyenPayout: a batch's MerchantPayout row is its payout, named by
+// the transfer reference the bank is sent; a batch carried forward by
+// Balancetransfer pays nothing out.
+func TestAdyenPayout(t *testing.T) {
+	got, err := payoutsOf(t, "adyen", filepath.Join("testdata", "adyen", "sample", "input.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := reconcile.Payout{ID: "TX000000412XT batch 412", Reference: "TX000000412XT batch 412, AcmeShopECOM",
+		Amount: 17910, Stated: 17910, HasStated: true, Currency: "EUR", Line: 14}
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("payouts = %+v, want %+v", got, want)
+	}
+	got, err = payoutsOf(t, "adyen", filepath.Join("testdata", "adyen", "balancetransfer", "input.csv"))
+	if err != nil || len(got) != 0 {
+		t.Errorf("balance carried forward: payouts %+v, err %v; want none", got, err)
+	}
+
+	raw, err := os.ReadFile(filepath.Join("testdata", "adyen", "sample", "input.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "batch.csv")
+	unnamed := strings.Replace(string(raw), `"TX000000412XT batch 412, AcmeShopECOM"`, "", 1)
+	if err := os.WriteFile(path, []byte(unnamed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, err = payoutsOf(t, "adyen", path)
+	var pe *reconcile.ParseError
+	if !errors.As(err, &pe) || pe.Line != 14 || pe.Column != "Modification Reference" || len(got) != 0 {
+		t.Errorf("a payout without its reference: payouts %+v, err %v", got, err)
+	}
+}

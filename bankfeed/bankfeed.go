@@ -42,7 +42,10 @@ func (o Options) wrap(line int, field string, err error) error {
 // keeps nothing fn was given.
 type Reader func(r io.Reader, o Options, fn func(reconcile.BankEntry) error) ([]reconcile.BankStatement, error)
 
-var readers = map[string]Reader{"mt940": readMT940}
+var readers = map[string]Reader{
+	"bai2":  readBAI2,
+	"mt940": readMT940,
+}
 
 // Formats lists the statement formats by name.
 func Formats() []string {

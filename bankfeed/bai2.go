@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"reconcile"
 )
@@ -53,7 +54,8 @@ import (
 //     Any other code in a 16 (status codes, 700–719, 900–919, codes never
 //     assigned) is refused naming it.
 //   - Counterparty is the ACH originator of text such as "ORIG CO
-//     NAME:STRIPE ORIG ID:… CO ENTRY DESCR:…", up to the next ACH key.
+//     NAME:STRIPE ORIG ID:… CO ENTRY DESCR:…", up to the next ACH key
+//     (JPMorgan's and other banks' ACH text), at most 35 characters.
 //   - BookedOn is the group's as-of date, ValueOn a funds type V's value
 //     date as written (the standard moves an earlier one to the as-of
 //     date for availability, which the job does not compute), else the
@@ -1149,7 +1151,13 @@ func bai2TypeDirection(code string) (bai2Direction, string) {
 var bai2ACHKeys = []string{" ORIG ID:", " DESC DATE:", " CO ENTRY DESCR:", " SEC:", " TRACE#:", " EED:",
 	" IND ID:", " IND NAME:", " TRN:", " CO ID:"}
 
-const bai2OrigName = "ORIG CO NAME:"
+const (
+	bai2OrigName = "ORIG CO NAME:"
+	// bai2MaxName bounds an originator's name: an ACH company name is 16
+	// characters, an IAT originator's 35. Longer, it is text that lacks
+	// the keys that end a name, and no name.
+	bai2MaxName = 35
+)
 
 // bai2Originator returns the ACH originator an entry's text names, "" if
 // none. Keys are matched without regard to case, as some banks write
@@ -1173,5 +1181,9 @@ func bai2Originator(text string) string {
 			end = start + j
 		}
 	}
-	return strings.TrimSpace(text[start:end])
+	name := strings.TrimSpace(text[start:end])
+	if utf8.RuneCountInString(name) > bai2MaxName {
+		return ""
+	}
+	return name
 }

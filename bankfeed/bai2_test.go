@@ -241,6 +241,19 @@ func TestBAI2Streams(t *testing.T) {
 	}
 }
 
+// TestBAI2LongOriginator: text that names an originator but lacks the
+// ACH keys after it gives no counterparty, rather than all of its text.
+func TestBAI2LongOriginator(t *testing.T) {
+	stmts, entries, err := read(t, "bai2", []byte(bai2Set(4, "16,142,60000,0,0075123456TC,,ORIG CO NAME:"+strings.Repeat("STRIPE ", 1000))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkRead(t, stmts, entries)
+	if entries[0].Counterparty != "" {
+		t.Errorf("counterparty of %d bytes, want none", len(entries[0].Counterparty))
+	}
+}
+
 func TestBAI2Originator(t *testing.T) {
 	for _, tt := range []struct{ text, want string }{
 		{"ORIG CO NAME:STRIPE ORIG ID:1800948598 DESC DATE:260315 CO ENTRY DESCR:TRANSFER", "STRIPE"},
@@ -250,6 +263,8 @@ func TestBAI2Originator(t *testing.T) {
 		{"ACH CREDIT ORIG CO NAME:Stripe, Inc", "Stripe, Inc"},
 		{"ORIG CO NAME:CAFÉ ÉCLAIR SAS ORIG ID:9", "CAFÉ ÉCLAIR SAS"},
 		{"ORIG CO NAME: ORIG ID:9", ""},
+		{"ORIG CO NAME:" + strings.Repeat("X", 35) + " ORIG ID:9", strings.Repeat("X", 35)},
+		{"ORIG CO NAME:" + strings.Repeat("X", 36) + " ORIG ID:9", ""},
 		{"WIRE IN ADYEN N.V.", ""},
 	} {
 		if got := bai2Originator(tt.text); got != tt.want {

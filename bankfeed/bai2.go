@@ -42,8 +42,9 @@ import (
 //     column: the bank cut the text there (NatWest: "…CLIE" / "NT…"),
 //     and the pieces are joined as they are.
 //   - Amounts are whole numbers of the currency's minor units (12345 USD
-//     is 123.45); a decimal point is refused. A 16 amount is "+" or
-//     unsigned (the standard's Data Elements). The currency is the 03's,
+//     is 123.45); a decimal point is refused. A 16 amount is unsigned,
+//     as the 16 record's description says (its Data Elements allow a
+//     "+", which no file looked at writes). The currency is the 03's,
 //     else the 02's, else USD. An empty control total is 0 (a real
 //     account with no amounts ends "49,,2/").
 //   - Dates are YYMMDD, 69–99 the 1900s (Go's rule); times HHMM up to
@@ -967,14 +968,14 @@ func (b *bai2Reader) number(f *bai2Fields, name string, required bool) (n int, g
 }
 
 // amount reads an amount: a whole number of minor units, with a sign
-// where signed, a "+" only where not.
+// only where signed.
 func (b *bai2Reader) amount(s string, line int, name string, signed bool) (int64, error) {
 	switch {
 	case strings.IndexByte(s, '.') >= 0:
 		return 0, b.o.errorf(line, name, "%s has a decimal point: amounts are whole numbers of the currency's minor units (12345 is 123.45 USD)",
 			reconcile.Quote(s))
-	case !signed && strings.HasPrefix(s, "-"):
-		return 0, b.o.errorf(line, name, "%s has a minus sign: a 16 amount is unsigned, its type code says whether it is a credit or a debit",
+	case !signed && (strings.HasPrefix(s, "-") || strings.HasPrefix(s, "+")):
+		return 0, b.o.errorf(line, name, "%s has a sign: a 16 amount is unsigned, its type code says whether it is a credit or a debit",
 			reconcile.Quote(s))
 	}
 	v, err := reconcile.ParseDecimal(s, 0)

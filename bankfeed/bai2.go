@@ -561,7 +561,7 @@ func (b *bai2Reader) entry(rec *bai2Record, f *bai2Fields, a *bai2Account) (reco
 	}
 	e.Remittance = f.text(b.recLen)
 	if fault := checkText(e.Remittance, maxRemittance); fault != "" {
-		return e, b.o.errorf(rec.line, "16 text", "%s", fault)
+		return e, b.o.errorf(rec.faultLine(), "16 text", "%s", fault)
 	}
 	e.Counterparty = bai2Originator(e.Remittance)
 	return e, nil
@@ -772,6 +772,18 @@ type bai2Record struct {
 	line  int
 	parts []bai2Part
 	size  int // bytes of its lines
+}
+
+// faultLine is the first line of the record whose text the job cannot
+// take (a NUL, a control character, not UTF-8), or the record's line
+// when the fault is its length.
+func (rec *bai2Record) faultLine() int {
+	for _, p := range rec.parts {
+		if checkText(p.s, maxRemittance) != "" {
+			return p.line
+		}
+	}
+	return rec.line
 }
 
 // bai2Part is one physical record of a logical one.

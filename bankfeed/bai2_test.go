@@ -132,6 +132,7 @@ func TestBAI2Refused(t *testing.T) {
 		{"bare CR", bai2Set(5, "16,475,10000,,00000001042,1042,CHECK\rPAID"), 5, "", "CR without LF"},
 		{"CR alone ending the file", strings.TrimSuffix(bai2Join(bai2Base), "\n") + "\r", 8, "", "CR without LF"},
 		{"NUL in text", bai2Set(5, "16,475,10000,,00000001042,1042,CHECK\x00PAID"), 5, "16 text", "NUL"},
+		{"NUL in an 88 of text", bai2Insert(5, "88,IND ID:po_1Qx\x00Yz"), 5, "16 text", "NUL"},
 		{"NUL in account number", bai2Set(3, "03,0001234\x0056789,USD,010,100000,,,015,150000,,,100,60000,1,,400,10000,1,/"), 3, "03 account number", "NUL"},
 		{"invalid UTF-8", bai2Set(5, "16,475,10000,,00000001042,1042,CHECK PAID \xff"), 5, "16 text", "UTF-8"},
 		{"control character", bai2Set(5, "16,475,10000,,00000001042,1042,CHECK\tPAID"), 5, "16 text", "control character"},

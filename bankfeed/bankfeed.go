@@ -43,8 +43,9 @@ func (o Options) wrap(line int, field string, err error) error {
 type Reader func(r io.Reader, o Options, fn func(reconcile.BankEntry) error) ([]reconcile.BankStatement, error)
 
 var readers = map[string]Reader{
-	"bai2":  readBAI2,
-	"mt940": readMT940,
+	"bai2":    readBAI2,
+	"camt053": readCamt053,
+	"mt940":   readMT940,
 }
 
 // Formats lists the statement formats by name.

@@ -222,3 +222,118 @@ func TestCamt053Unbalanced(t *testing.T) {
 		t.Errorf("got %v, want ErrControlTotal", err)
 	}
 }
+
+// camtRefusal is a file the reader must refuse, and where and why.
+type camtRefusal struct {
+	name, data  string
+	line        int
+	field, says string
+}
+
+func camtRefuses(t *testing.T, cases []camtRefusal) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			refused(t, "camt053", c.data, c.line, c.field, c.says)
+		})
+	}
+}
+
+// TestCamt053RefusedXML refuses what is not a camt.053 statement as a
+// bank writes one: hostile XML, other encodings, other messages, a
+// truncated file.
+func TestCamt053RefusedXML(t *testing.T) {
+	deep := strings.Repeat("<X>", 40)
+	deepField := "Document/BkToCstmrStmt/GrpHdr" + strings.Repeat("/X", camtMaxDepth-3)
+	laughs := `<!DOCTYPE Document [<!ENTITY lol "lol"><!ENTITY lol1 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">` +
+		`<!ENTITY lol2 "&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;&lol1;">]>` + "\n"
+	xxe := `<!DOCTYPE Document [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>` + "\n"
+	decl := `<?xml version="1.0" encoding="UTF-8"?>` + "\n"
+	camtRefuses(t, []camtRefusal{
+		{"billion laughs", strings.Replace(camtWith(t, `</BookgDt>`, `</BookgDt><AddtlNtryInf>&lol2;</AddtlNtryInf>`), decl, decl+laughs, 1),
+			2, "", "DOCTYPE"},
+		{"external entity", strings.Replace(camtWith(t, `</BookgDt>`, `</BookgDt><AddtlNtryInf>&xxe;</AddtlNtryInf>`), decl, decl+xxe, 1),
+			2, "", "DOCTYPE"},
+		{"undefined entity", camtWith(t, `<Sts>BOOK</Sts>`, `<Sts>&book;</Sts>`), 8, camtNtry1 + "/Sts", "invalid character entity &book;"},
+		{"latin-1", camtWith(t, `encoding="UTF-8"`, `encoding="ISO-8859-1"`), 1, "", `declared encoding "ISO-8859-1"`},
+		{"utf-16", "\xff\xfe<\x00", 1, "", "UTF-16"},
+		{"depth bomb", camtWith(t, `<MsgId>`, deep+`<MsgId>`), 4, deepField, "nested more than 32 deep"},
+		{"10 MB text", camtWith(t, `</BookgDt>`, `</BookgDt><AddtlNtryInf>`+strings.Repeat("A", 10<<20)+`</AddtlNtryInf>`),
+			8, camtNtry1 + "/AddtlNtryInf", "longer than"},
+		{"text past maxText", camtWith(t, `</BookgDt>`, `</BookgDt><AddtlNtryInf>`+strings.Repeat("A", maxText+1)+`</AddtlNtryInf>`),
+			8, camtNtry1 + "/AddtlNtryInf", "text longer than the 4096 bytes"},
+		{"NUL reference", camtWith(t, `<Id>S1</Id>`, `<Id>S&#0;1</Id>`), 5, camtStmt1 + "/Id", "U+0000"},
+		{"NUL byte", camtWith(t, `<Id>S1</Id>`, "<Id>S\x001</Id>"), 5, camtStmt1 + "/Id", "NUL byte"},
+		{"control character", camtWith(t, `<Id>S1</Id>`, `<Id>S&#127;1</Id>`), 5, camtStmt1 + "/Id", "control character U+007F"},
+		{"invalid UTF-8", camtWith(t, `<Id>S1</Id>`, "<Id>S\xff1</Id>"), 5, camtStmt1 + "/Id", "invalid UTF-8"},
+		{"CR alone", camtWith(t, "</Acct>\n", "</Acct>\r"), 5, camtStmt1, "CR without LF"},
+		{"processing instruction", camtWith(t, `<BkToCstmrStmt>`, `<?php echo 1; ?><BkToCstmrStmt>`), 3, "Document", "processing instruction"},
+		{"truncated", camtGood[:strings.Index(camtGood, "</Stmt>")], 9, camtStmt1, "the file ends inside <Stmt>: it is truncated"},
+		{"truncated in a tag", camtGood[:strings.Index(camtGood, "</Stmt>")+3], 9, camtStmt1, "truncated"},
+		{"camt.052", strings.ReplaceAll(strings.ReplaceAll(strings.ReplaceAll(camtGood, "BkToCstmrStmt", "BkToCstmrAcctRpt"),
+			"Stmt>", "Rpt>"), "camt.053", "camt.052"), 3, "Document/BkToCstmrAcctRpt", "camt.052 account report"},
+		{"camt.054", strings.ReplaceAll(camtGood, "BkToCstmrStmt", "BkToCstmrDbtCdtNtfctn"), 3, "Document/BkToCstmrDbtCdtNtfctn", "camt.054"},
+		{"camt.053.001.10", camtWith(t, "camt.053.001.02", "camt.053.001.10"), 3, "Document/BkToCstmrStmt", `namespace "urn:iso:std:iso:20022:tech:xsd:camt.053.001.10"`},
+		{"root not Document", strings.ReplaceAll(camtGood, "Document", "Envelope"), 2, "Envelope", "not the Document"},
+		{"a second Document", camtGood + camtGood[strings.Index(camtGood, "<Document"):], 12, "", "after the Document"},
+		{"text after Document", camtGood + "trailing", 11, "", "text outside the Document"},
+		{"empty", "", 1, "", "no Document element"},
+		{"attributes", camtWith(t, `<Ntry>`, `<Ntry`+camtAttrs(20)+`>`),
+			8, camtNtry1, "20 attributes"},
+		{"name not UTF-8", camtWith(t, `<MsgId>M1</MsgId>`, "<M\xff/>"), 4, "Document/BkToCstmrStmt/GrpHdr", "invalid XML name"},
+		{"long name", camtWith(t, `<MsgId>M1</MsgId>`, `<`+strings.Repeat("N", 100)+`/>`), 4, "Document/BkToCstmrStmt/GrpHdr", "element name of 100 bytes"},
+	})
+}
+
+// TestCamt053RefusedValues refuses statements whose values or structure
+// the reader cannot take whole.
+func TestCamt053RefusedValues(t *testing.T) {
+	camtRefuses(t, []camtRefusal{
+		{"three decimals", camtWith(t, `>10.00<`, `>10.005<`), 8, camtNtry1 + "/Amt", "more decimals than the currency has"},
+		{"exponent", camtWith(t, `>10.00<`, `>1e3<`), 8, camtNtry1 + "/Amt", "not a plain decimal"},
+		{"sign", camtWith(t, `>10.00<`, `>-5.00<`), 8, camtNtry1 + "/Amt", "has a sign"},
+		{"decimal comma", camtWith(t, `>10.00<`, `>1,00<`), 8, camtNtry1 + "/Amt", "not a plain decimal"},
+		{"past int64", camtWith(t, `>10.00<`, `>92233720368547758.08<`), 8, camtNtry1 + "/Amt", "out of range"},
+		{"empty amount", camtWith(t, `>10.00<`, `><`), 8, camtNtry1 + "/Amt", "empty <Amt>"},
+		{"unknown currency", camtWith(t, `<Amt Ccy="EUR">10.00`, `<Amt Ccy="XXX">10.00`), 8, camtNtry1 + "/Amt", `unknown currency "XXX"`},
+		{"no currency", camtWith(t, `<Amt Ccy="EUR">10.00`, `<Amt>10.00`), 8, camtNtry1 + "/Amt", "without its Ccy"},
+		{"entry currency", camtWith(t, `<Amt Ccy="EUR">10.00`, `<Amt Ccy="USD">10.00`), 8, camtNtry1 + "/Amt", "entry in USD on a statement in EUR"},
+		{"CdtDbtInd XXX", camtWith(t, `<CdtDbtInd>CRDT</CdtDbtInd><Sts>`, `<CdtDbtInd>XXX</CdtDbtInd><Sts>`), 8, camtNtry1 + "/CdtDbtInd", "neither CRDT nor DBIT"},
+		{"no Amt", camtWith(t, `<Amt Ccy="EUR">10.00</Amt><CdtDbtInd>CRDT`, `<CdtDbtInd>CRDT`), 8, camtNtry1 + "/Amt", "entry without Amt"},
+		{"no CdtDbtInd", camtWith(t, `<CdtDbtInd>CRDT</CdtDbtInd><Sts>`, `<Sts>`), 8, camtNtry1 + "/CdtDbtInd", "without CdtDbtInd"},
+		{"no Sts", camtWith(t, `<Sts>BOOK</Sts>`, ``), 8, camtNtry1 + "/Sts", "entry without Sts"},
+		{"status FUTR", camtWith(t, `<Sts>BOOK</Sts>`, `<Sts><Cd>FUTR</Cd></Sts>`), 8, camtNtry1 + "/Sts/Cd", `status "FUTR"`},
+		{"status twice", camtWith(t, `<Sts>BOOK</Sts>`, `<Sts>BOOK</Sts><Sts>PDNG</Sts>`), 8, camtNtry1 + "/Sts", "given twice"},
+		{"RvslInd yes", camtWith(t, `<Sts>`, `<RvslInd>yes</RvslInd><Sts>`), 8, camtNtry1 + "/RvslInd", "not true or false"},
+		{"no such day", camtWith(t, `<BookgDt><Dt>2026-03-02`, `<BookgDt><Dt>2026-02-30`), 8, camtNtry1 + "/BookgDt/Dt", "that exists"},
+		{"time as a date", camtWith(t, `<BookgDt><Dt>2026-03-02`, `<BookgDt><Dt>2026-03-02T10:00:00`), 8, camtNtry1 + "/BookgDt/Dt", "that exists"},
+		{"bad time", camtWith(t, `<BookgDt><Dt>2026-03-02</Dt>`, `<BookgDt><DtTm>2026-03-02T25:00:00</DtTm>`), 8, camtNtry1 + "/BookgDt/DtTm", "that exists"},
+		{"balance sign", camtWith(t, `>100.00<`, `>-100.00<`), 6, camtStmt1 + "/Bal[1]/Amt", "has a sign"},
+		{"balance currency", camtWith(t, `<Amt Ccy="EUR">110.00`, `<Amt Ccy="GBP">110.00`), 7, camtClosing, "balance in GBP on a statement in EUR"},
+		{"balance CdtDbtInd", camtWith(t, `</Amt><CdtDbtInd>CRDT</CdtDbtInd><Dt><Dt>2026-03-02</Dt></Dt></Bal>`, `</Amt><Dt><Dt>2026-03-02</Dt></Dt></Bal>`),
+			6, camtStmt1 + "/Bal[1]/CdtDbtInd", "balance without CdtDbtInd"},
+		{"two closing balances", camtWith(t, "</Bal>\n<Ntry>", "</Bal>\n"+camtLine(7)+"<Ntry>"),
+			8, camtStmt1 + "/Bal[3]", "a second CLBD"},
+		{"no closing balance", camtWith(t, `<Cd>CLBD</Cd>`, `<Cd>CLAV</Cd>`), 9, camtStmt1 + "/Bal", "without a closing balance"},
+		{"no opening balance", camtWith(t, `<Cd>OPBD</Cd>`, `<Cd>ITBD</Cd>`), 9, camtStmt1 + "/Bal", "without an opening balance"},
+		{"no balances", strings.Replace(strings.Replace(camtGood, camtLine(6)+"\n", "", 1),
+			camtLine(7)+"\n", "", 1), 7, camtStmt1 + "/Bal", "statement without balances"},
+		{"balance after entries", camtWith(t, "</Ntry>", "</Ntry><Bal></Bal>"), 8, camtStmt1 + "/Bal[3]", "balance after the statement's entries"},
+		{"entry before Id", camtWith(t, `<Id>S1</Id>`, ``), 8, camtStmt1 + "/Id", "statement without its Id"},
+		{"no account", camtWith(t, `<Id><IBAN>DE89370400440532013000</IBAN></Id>`, ``), 8, camtStmt1 + "/Acct/Id", "without its account"},
+		{"no statement", camtGood[:strings.Index(camtGood, "<Stmt>")] + "</BkToCstmrStmt></Document>", 5, "Document/BkToCstmrStmt/Stmt", "no statement"},
+		{"sums past int64", camtWith(t, "</Ntry>\n", "</Ntry>"+strings.Repeat(strings.Replace(camtLine(8), "10.00", "92233720368547758.07", 1), 2)+"\n"),
+			8, "Document/BkToCstmrStmt/Stmt[1]/Ntry[2]/Amt", "add up past"},
+	})
+}
+
+// camtAttrs is n distinct attributes.
+func camtAttrs(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(` a`)
+		b.WriteString(strings.Repeat("b", i))
+		b.WriteString(`="1"`)
+	}
+	return b.String()
+}

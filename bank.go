@@ -1,7 +1,10 @@
 package reconcile
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -111,4 +114,24 @@ func addChecked(a, b int64) (int64, bool) {
 		return 0, false
 	}
 	return s, true
+}
+
+// Key identifies an entry across nights and corrected statements: its
+// account and the bank's reference, else what the entry says (never its
+// line or its statement's id, which a corrected statement may change).
+// Two entries of one statement with the same key are told apart by the
+// reader of the night ("-2", "-3", … after the second and later).
+func (e BankEntry) Key() string {
+	if e.BankRef != "" {
+		return e.Account + "/" + e.BankRef
+	}
+	h := sha256.New()
+	for _, s := range []string{e.Account, e.Currency, strconv.FormatInt(e.Amount, 10), strconv.FormatBool(e.Credit),
+		strconv.FormatBool(e.Reversal), e.BookedOn.Format(time.DateOnly), e.ValueOn.Format(time.DateOnly),
+		e.EndToEndID, e.TypeCode, e.Counterparty, e.Remittance} {
+		h.Write([]byte(strconv.Itoa(len(s))))
+		h.Write([]byte{':'})
+		h.Write([]byte(s))
+	}
+	return e.Account + "/#" + hex.EncodeToString(h.Sum(nil)[:16])
 }

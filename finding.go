@@ -62,6 +62,18 @@ const (
 	// RefundReversed is a refund the scheme or bank could not credit and
 	// returned to us: the customer did not get that money.
 	RefundReversed Category = "refund_reversed"
+
+	// PayoutMissing is a channel's payout that has not reached the bank
+	// by its expected date and the window after it (rule 15).
+	PayoutMissing Category = "payout_missing"
+	// PayoutAmountMismatch is a payout whose credits, found by its
+	// reference, are not its amount.
+	PayoutAmountMismatch Category = "payout_amount_mismatch"
+	// UnexpectedCredit is a credit from a channel's counterparty that no
+	// payout explains, or that two could.
+	UnexpectedCredit Category = "unexpected_credit"
+	// PayoutReturned is a payout's money debited back from the account.
+	PayoutReturned Category = "payout_returned"
 )
 
 // Dispute statuses, as a chargeback finding and the Chargebacks sheet
@@ -88,6 +100,7 @@ var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
 	DuplicatePayment, DuplicateRefund, OverRefund, SuspectedDuplicateRefund, SuspectedDuplicatePayment,
 	OrderMismatch, RefundCurrencyMismatch, Chargeback, DisputeMismatch, RefundReversed,
+	PayoutMissing, PayoutAmountMismatch, UnexpectedCredit, PayoutReturned,
 	FeeMismatch, Unrecognized, Pending, DuplicateVanished,
 }
 
@@ -182,6 +195,12 @@ type Finding struct {
 	// AutoReverse is set on unambiguous duplicates only: they get a
 	// reversal journal without a person looking.
 	AutoReverse bool
+	// Payout is, on a payout finding (rule 15), the payout and the bank
+	// entry it is about; nil on every other finding. A payout finding
+	// holds the payout's amount as its channel side (ChannelAmount,
+	// Currency) and the bank's as its local side (LocalAmount,
+	// LocalCurrency): the bank account is ours.
+	Payout *PayoutFacts
 }
 
 // Key is the matching key of the finding.
@@ -257,6 +276,14 @@ func (f Finding) AtRisk() int64 {
 	case OverRefund:
 		// ChannelAmount is the refunded total, LocalAmount what was paid.
 		return f.ChannelAmount - f.LocalAmount
+	case PayoutAmountMismatch:
+		d := f.ChannelAmount - f.LocalAmount
+		if d < 0 {
+			d = -d
+		}
+		return d
+	case UnexpectedCredit, PayoutReturned:
+		return f.LocalAmount // the bank's entry: money nothing explains, or sent back
 	case FeeMismatch:
 		d := FeeDifference(f.FeeMilli, f.ExpectedFeeMilli)
 		if d%1000 != 0 {

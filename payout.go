@@ -32,3 +32,46 @@ type Payout struct {
 	Rows       int // rows of the file in the payout
 	Line       int // the payout's first row in its file
 }
+
+// PayoutTerms are what rule 15 needs of a channel's payouts.
+type PayoutTerms struct {
+	// Counterparties are the names the channel's money carries on the
+	// bank statement ("STRIPE", "ADYEN"): an entry whose counterparty or
+	// remittance text holds one as a word, in any case, is the channel's.
+	Counterparties []string
+	// Window is how many days a payout may arrive after its expected
+	// date, and a credit be taken for it by amount on either side of it.
+	Window int
+}
+
+// PayoutFacts are a payout finding's payout and bank entry, beside what
+// every finding says.
+type PayoutFacts struct {
+	Channel    string    // the payout's channel; "" for a credit no payout explains
+	ID         string    // the payout's id; "" likewise
+	ExpectedOn time.Time // when the payout should have arrived
+	// Account and BankRef name the bank entry (BankRef is the entry's key
+	// when the bank gives no reference); BookedOn is its date.
+	Account, BankRef string
+	BookedOn         time.Time
+}
+
+// Payout statuses, as the Payouts sheet says them.
+const (
+	PayoutExpected = "expected" // not arrived, not yet due
+	PayoutArrived  = "arrived"  // its credits are its amount
+	PayoutShort    = "mismatch" // found by its reference, another amount
+	PayoutOverdue  = "missing"  // not arrived by its date and the window
+	PayoutSentBack = "returned" // debited back after it arrived
+)
+
+// PayoutCase is a payout as the Payouts sheet shows it: where it stands
+// tonight.
+type PayoutCase struct {
+	Payout
+	Status    string
+	Arrived   int64     // what its credits brought, minor units of Currency
+	ArrivedOn time.Time // the date of its last credit
+	Account   string
+	BankRefs  []string // its credits' references
+}

@@ -43,6 +43,9 @@ const (
 	// KindRefundReversal is a refund that bounced and came back to us
 	// (Adyen RefundedReversed): its money is no longer the customer's.
 	KindRefundReversal Kind = "refund_reversal"
+	// KindPayout is a channel's payout to our bank account, or a bank
+	// entry that should be one: what a payout finding is about (rule 15).
+	KindPayout Kind = "payout"
 )
 
 // Disputed reports whether the kind is one of a dispute's events: a

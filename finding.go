@@ -95,14 +95,17 @@ func DisputeStanding(last Kind) string {
 	return DisputeOpen
 }
 
-// Categories lists every category in report order.
+// Categories lists every category of a channel's night in report order.
 var Categories = []Category{
 	Matched, AmountMismatch, StatusMismatch, MissingLocal, MissingChannel,
 	DuplicatePayment, DuplicateRefund, OverRefund, SuspectedDuplicateRefund, SuspectedDuplicatePayment,
 	OrderMismatch, RefundCurrencyMismatch, Chargeback, DisputeMismatch, RefundReversed,
-	PayoutMissing, PayoutAmountMismatch, UnexpectedCredit, PayoutReturned,
 	FeeMismatch, Unrecognized, Pending, DuplicateVanished,
 }
+
+// PayoutCategories lists the categories of a bank statement's night (rule
+// 15) in report order.
+var PayoutCategories = []Category{PayoutMissing, PayoutAmountMismatch, UnexpectedCredit, PayoutReturned}
 
 // State is where a finding stands. A finding that needs a person is OPEN
 // until a decision comes back from the review workbook; the others move

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 )
@@ -146,7 +147,7 @@ func (r *Result) AtRisk() map[string]int64 {
 // channel id, so the same input always gives the same report.
 func SortFindings(fs []Finding) {
 	rank := map[Category]int{}
-	for i, c := range Categories {
+	for i, c := range slices.Concat(Categories, PayoutCategories) {
 		rank[c] = i
 	}
 	sort.SliceStable(fs, func(i, j int) bool {

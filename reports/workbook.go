@@ -106,6 +106,10 @@ var categoryDescriptions = map[reconcile.Category]string{
 	reconcile.Chargeback:                "The customer's bank took a payment back (a dispute): answer it with the channel or accept it. It stays open until won or lost; see the Chargebacks sheet.",
 	reconcile.DisputeMismatch:           "A dispute's reversal or second chargeback that fits no chargeback the job knows, or gives back more than was charged back.",
 	reconcile.RefundReversed:            "A refund the customer's bank could not credit came back to us: the customer did not get that money.",
+	reconcile.PayoutMissing:             "A channel's payout has not reached the bank account by its expected date and the days allowed after it.",
+	reconcile.PayoutAmountMismatch:      "The bank credited a payout, found by its reference, with another amount than the channel paid out.",
+	reconcile.UnexpectedCredit:          "Money from a channel that no payout explains, or that more than one could: find what it pays.",
+	reconcile.PayoutReturned:            "A payout's money was debited back from the account after it arrived.",
 }
 
 // WorkbookName is the file name of the review workbook of a channel and day.

@@ -12,8 +12,8 @@ type Payout struct {
 	// "batch 412", a mapped file's payout column.
 	ID string
 	// Reference is what the bank is expected to show of the payout, where
-	// the file says it (Adyen's MerchantPayout description, "TX…XT batch
-	// 412, …"); the ID is looked for besides.
+	// the file says it (Adyen's transfer reference, TX000000412XT); the
+	// ID is looked for besides.
 	Reference string
 	// Amount is the sum of the net of the payout's rows, in minor units of
 	// Currency: what should reach the bank. Negative when the rows took

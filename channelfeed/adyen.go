@@ -691,15 +691,17 @@ func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
 
 // payout records a MerchantPayout row's payout: its Modification
 // Reference ("TX635094301XT batch 380, AcmeShopECOM") up to the comma is
-// the payout's id, the transfer reference the bank is sent with.
+// the payout's id; its first word, the transfer reference, is what the
+// bank's entry carries.
 func (b *adyBatch) payout(r adyRow, amount int64) error {
-	ref := r.get(adyModRef)
-	id, _, _ := strings.Cut(ref, ",")
-	if id = strings.TrimSpace(id); id == "" {
+	id, _, _ := strings.Cut(r.get(adyModRef), ",")
+	id = strings.TrimSpace(id)
+	transfer, _, _ := strings.Cut(id, " ")
+	if id == "" {
 		return r.errorf(adyModRef, "a MerchantPayout row without its transfer reference: the bank could not be asked for it")
 	}
 	b.payouts.field = b.name(adyModRef)
-	return b.payouts.paidOut(b.opts, id, b.netCcy, amount, ref, r.line)
+	return b.payouts.paidOut(b.opts, id, b.netCcy, amount, transfer, r.line)
 }
 
 // time reads Creation Date in the zone named by the row's TimeZone.

@@ -94,7 +94,7 @@ func TestAdyenPayout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := reconcile.Payout{ID: "TX000000412XT batch 412", Reference: "TX000000412XT batch 412, AcmeShopECOM",
+	want := reconcile.Payout{ID: "TX000000412XT batch 412", Reference: "TX000000412XT",
 		Amount: 17910, Stated: 17910, HasStated: true, Currency: "EUR", Line: 14}
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("payouts = %+v, want %+v", got, want)

@@ -17,6 +17,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"reconcile"
+	"reconcile/bankfeed"
 	"reconcile/channelfeed"
 	"reconcile/inputfile"
 )
@@ -116,6 +117,11 @@ type Channel struct {
 	FeeTolerance int64 `json:"fee_tolerance,omitempty"`
 	// Fetch, when set, has the job download the file itself into Path.
 	Fetch *Fetch `json:"fetch,omitempty"`
+	// Account is, for a bank account (formats camt053, mt940, bai2), the
+	// IBAN or account number its statements must be of.
+	Account string `json:"account,omitempty"`
+	// Payouts says how the channel's payouts reach the bank.
+	Payouts *Payouts `json:"payouts,omitempty"`
 }
 
 // RowWindow is how far from its business date a row of a settlement file
@@ -416,11 +422,12 @@ func (ch Channel) problems(at, where string) []error {
 	if _, err := time.LoadLocation(ch.TimeZone); err != nil {
 		errs = append(errs, fieldErrorf(at+".time_zone", "%s: time_zone %s: %s", where, reconcile.Quote(ch.TimeZone), zoneTrouble(err)))
 	}
-	if ch.Format != "" {
+	if ch.Format != "" && !ch.Statement() {
 		if _, err := channelfeed.Lookup(ch.Format); err != nil {
-			errs = append(errs, fieldErrorf(at+".format", "%s: %w", where, err))
+			errs = append(errs, fieldErrorf(at+".format", "%s: %w (bank statements: %s)", where, err, strings.Join(bankfeed.Formats(), ", ")))
 		}
 	}
+	errs = append(errs, ch.payoutProblems(at, where)...)
 	// The cut-off is a window before the end of the day, and a file is
 	// alerted overdue at the latest when the longest lookback ends.
 	if g := ch.CutOff(); g >= maxGrace {

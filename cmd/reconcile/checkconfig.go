@@ -15,6 +15,7 @@ import (
 	"github.com/robfig/cron/v3"
 
 	"reconcile"
+	"reconcile/bankfeed"
 	"reconcile/config"
 	"reconcile/inputfile"
 	"reconcile/ledger"
@@ -61,6 +62,7 @@ func (a *App) checkConfigCmd(ctx context.Context, args []string) error {
 		ck.fetches(cfg, a)
 		ck.newKeyChecks(ctx, cfg, db)
 		ck.disputes(ctx, cfg, db)
+		ck.payouts(cfg)
 		ck.nextTick(ctx, cfg, db, a.Now())
 	}
 	what := "the built-in defaults"
@@ -229,7 +231,9 @@ func (ck *configCheck) newKeyChecks(ctx context.Context, cfg config.Config, db *
 		}
 	}
 	for _, ch := range cfg.Channels {
-		ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), ch.NewKeyChecks(customers))
+		if !ch.Statement() { // a bank account's checks are its payouts'
+			ck.ok("checks of %s: %s", reconcile.Quote(ch.Name), ch.NewKeyChecks(customers))
+		}
 	}
 }
 
@@ -252,6 +256,36 @@ func (ck *configCheck) disputes(ctx context.Context, cfg config.Config, db *ledg
 		return
 	}
 	ck.ok("disputes: chargebacks checked against %s; a recorded dispute waits %s for its chargeback", reconcile.Quote(d.Relation), d.Wait())
+}
+
+// payouts says which channels' payouts are looked for on which bank
+// accounts' statements, and a channel whose payouts nothing would find.
+func (ck *configCheck) payouts(cfg config.Config) {
+	var banks []string
+	for _, ch := range cfg.Channels {
+		if ch.Statement() {
+			banks = append(banks, ch.Name)
+			ck.ok("%s: bank account %s, %s statements from %s", ch.Name, reconcile.Quote(ch.Account), ch.Format, ch.Path)
+		}
+	}
+	for i, ch := range cfg.Channels {
+		if ch.Statement() || ch.Payouts == nil {
+			continue
+		}
+		terms := ch.Terms()
+		if len(banks) == 0 {
+			at, _ := ch.Where(i)
+			ck.problem("%s%s: payouts are set, but no bank account (format %s) is configured to find them on", ck.at(at+".payouts"),
+				ch.Name, strings.Join(bankfeed.Formats(), ", "))
+			continue
+		}
+		how := "by reference only (no counterparties)"
+		if len(terms.Counterparties) > 0 {
+			how = "by reference, else by amount from " + strings.Join(terms.Counterparties, ", ")
+		}
+		ck.ok("%s: payouts looked for on %s %s, %d days allowed after the expected date (%d after the business date when the file gives none)",
+			ch.Name, strings.Join(banks, ", "), how, terms.Window, ch.PayoutDelay())
+	}
 }
 
 // dbTrouble says in a few words why the database could not be used,

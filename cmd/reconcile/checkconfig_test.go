@@ -88,7 +88,10 @@ func TestCheckConfigGood(t *testing.T) {
 				"duplicate_window": map[string]any{"refund": "0s", "payment": "5m"},
 				"fee": map[string]any{"payment": map[string]any{"rate": "0.029", "fixed": "0.30", "rounding": "half-even"},
 					"refund": map[string]any{"returns_share": true}},
-				"fee_tolerance": 1},
+				"fee_tolerance": 1,
+				"payouts":       map[string]any{"counterparties": []string{"STRIPE"}, "window_days": 4}},
+			{"name": "bank-usd", "format": "camt053", "account": "US64SVBKUS6S3300958879", "time_zone": "UTC",
+				"path": filepath.Join(inbox, "bank", "camt053_{date}.xml")},
 		},
 	}
 	raw, _ := json.MarshalIndent(cfg, "", "  ")
@@ -124,6 +127,8 @@ func TestCheckConfigGood(t *testing.T) {
 				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, dispute_fee not checked, tolerance 1`,
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
 				`ok: disputes: chargebacks checked against "disputes"; a recorded dispute waits 240h0m0s for its chargeback`,
+				`ok: bank-usd: bank account "US64SVBKUS6S3300958879", camt053 statements from ` + filepath.Join(inbox, "bank", "camt053_{date}.xml"),
+				"ok: stripe: payouts looked for on bank-usd by reference, else by amount from STRIPE, 4 days allowed after the expected date (2 after the business date when the file gives none)",
 				"Next tick: 2026-11-30T03:00:00+08:00",
 				"no problems",
 			},
@@ -131,6 +136,7 @@ func TestCheckConfigGood(t *testing.T) {
 				// The 28th is reconciled: not due.
 				"wechatpay": {"2026-11-27 found", "2026-11-29 missing"},
 				"stripe":    {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 found"},
+				"bank-usd":  {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 missing overdue"},
 			},
 		},
 		{
@@ -146,6 +152,7 @@ func TestCheckConfigGood(t *testing.T) {
 			wantPlan: map[string][]string{
 				"wechatpay": {"2026-11-27 found", "2026-11-28 found", "2026-11-29 missing"},
 				"stripe":    {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 found"},
+				"bank-usd":  {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 missing overdue"},
 			},
 		},
 		{
@@ -156,6 +163,7 @@ func TestCheckConfigGood(t *testing.T) {
 			wantPlan: map[string][]string{
 				"wechatpay": {"2026-11-27 found", "2026-11-28 found", "2026-11-29 missing"},
 				"stripe":    {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 found"},
+				"bank-usd":  {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 missing overdue"},
 			},
 		},
 	}
@@ -214,7 +222,8 @@ const brokenConfig = `{
                              "currency": "CCY", "occurred_at": "Datum"}, "kinds": {"payment": ["SALE"]}, "sign": "maybe"}},
     {"name": "stripe", "format": "stripe", "path": "INBOX/stripe/payouts.csv"},
     {"name": "wechatpay", "format": "wechatpay", "path": "INBOX/wc2/{yyyymmdd}.csv"},
-    {"name": "alipay", "format": "alipay", "path": "INBOX/alipay/{yyyy}{mm}{dd}.csv", "grace": "30 minutes"}
+    {"name": "alipay", "format": "alipay", "path": "INBOX/alipay/{yyyy}{mm}{dd}.csv", "grace": "30 minutes"},
+    {"name": "adyen2", "format": "adyen", "path": "INBOX/adyen2/{date}.csv", "payouts": {"counterparties": ["ADYEN"]}}
   ],
   "disputes": {"relation": "disputes; DROP TABLE runs", "window": "9999h"}
 }
@@ -256,8 +265,9 @@ func TestCheckConfigProblems(t *testing.T) {
 		{13, `channels[5] "wechatpay": channel "wechatpay" listed twice (also channels[0])`},
 		{14, `channels[6] "alipay": grace: time: unknown unit " minutes" in duration "30 minutes"`},
 		{14, `channels[6] "alipay": path "` + filepath.Join(dir, "inbox", "alipay", "{yyyy}{mm}{dd}.csv") + `": unknown placeholder {yyyy}, {mm}, {dd}`},
-		{16, `disputes.relation "disputes; DROP TABLE runs": want a table or view name`},
-		{16, `disputes.window 9999h0m0s: want up to 4320h (0 for the default, 168h)`},
+		{15, `adyen2: payouts are set, but no bank account (format bai2, camt053, mt940) is configured to find them on`},
+		{17, `disputes.relation "disputes; DROP TABLE runs": want a table or view name`},
+		{17, `disputes.window 9999h0m0s: want up to 4320h (0 for the default, 168h)`},
 		{0, `slack: $SLACK_WEBHOOK_URL is set but is not an https URL`},
 		{0, `slack: $SLACK_BOT_TOKEN is set but no channel is: set slack.channel in the config or $SLACK_CHANNEL`},
 		{0, `database ($RECONCILE_DATABASE_URL): unreachable: connection refused`},

@@ -149,7 +149,9 @@ SELECT f.ref, f.category, f.kind, coalesce(f.order_no, ''), coalesce(f.refund_no
        f.occurred_at, coalesce(f.line, 0), coalesce(f.raw_kind, ''), coalesce(f.hint, ''), f.auto_reverse,
        coalesce(f.row_fingerprint, ''), coalesce(f.related, '{}'), coalesce(f.fee_milli, 0),
        coalesce(f.expected_fee_milli, 0), coalesce(f.dispute_id, ''), coalesce(f.dispute_status, ''),
-       coalesce(f.dispute_reason, ''), coalesce(f.customer, '')
+       coalesce(f.dispute_reason, ''), coalesce(f.customer, ''),
+       f.payout_id IS NOT NULL OR f.bank_ref IS NOT NULL, coalesce(f.payout_channel, ''), coalesce(f.payout_id, ''),
+       f.expected_on, coalesce(f.bank_account, ''), coalesce(f.bank_ref, ''), f.booked_on
   FROM findings f`
 
 func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) ([]reconcile.Finding, error) {
@@ -166,13 +168,26 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 			category, kind, chStatus   string
 			channelAmount, localAmount *int64
 			occurredAt                 *time.Time
+			hasPayout                  bool
+			p                          reconcile.PayoutFacts
+			expectedOn, bookedOn       *time.Time
 		)
 		if err := rows.Scan(&ref, &category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
 			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
 			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
 			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint, &f.Related, &f.FeeMilli,
-			&f.ExpectedFeeMilli, &f.DisputeID, &f.DisputeStatus, &f.Reason, &f.Customer); err != nil {
+			&f.ExpectedFeeMilli, &f.DisputeID, &f.DisputeStatus, &f.Reason, &f.Customer,
+			&hasPayout, &p.Channel, &p.ID, &expectedOn, &p.Account, &p.BankRef, &bookedOn); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
+		}
+		if hasPayout {
+			if expectedOn != nil {
+				p.ExpectedOn = *expectedOn
+			}
+			if bookedOn != nil {
+				p.BookedOn = *bookedOn
+			}
+			f.Payout = &p
 		}
 		if ref != nil {
 			f.Ref = *ref

@@ -55,6 +55,12 @@ type Outcome struct {
 	// run's file no earlier file carried (rule 14): kept, they set the
 	// standing of their disputes' chargeback findings.
 	DisputeEvents []reconcile.Transaction
+	// Payouts are the payouts a channel's file told of; Entries and
+	// Arrivals a bank statement's entries and the payouts it found the
+	// money of (rule 15).
+	Payouts  []reconcile.Payout
+	Entries  []StatementEntry
+	Arrivals []Arrival
 	// Summary and Workbook are the run's reports, kept so the same file
 	// again gets them back without the work being redone. When Reports is
 	// set, it gives them instead, called inside the transaction after the
@@ -161,6 +167,12 @@ func writeOutcome(ctx context.Context, tx pgx.Tx, o Outcome, keyByRow map[string
 	}
 	if err := keepEvents(ctx, tx, run, o.DisputeEvents); err != nil {
 		return fmt.Errorf("keep dispute events: %w", err)
+	}
+	if err := keepPayouts(ctx, tx, run, o.Payouts); err != nil {
+		return fmt.Errorf("keep payouts: %w", err)
+	}
+	if err := keepStatement(ctx, tx, run, o.Entries, o.Arrivals); err != nil {
+		return fmt.Errorf("keep the statement: %w", err)
 	}
 	if err := supersede(ctx, tx, run); err != nil {
 		return fmt.Errorf("supersede earlier runs: %w", err)
@@ -299,7 +311,7 @@ var findingColumns = []string{
 	"local_amount", "local_currency", "channel_status", "local_status", "idem_status",
 	"occurred_at", "line", "raw_kind", "hint", "auto_reverse", "state", "journal_key", "ref", "shard",
 	"row_fingerprint", "related", "fee_milli", "expected_fee_milli", "dispute_id", "dispute_status", "dispute_reason",
-	"customer",
+	"customer", "payout_channel", "payout_id", "expected_on", "bank_account", "bank_ref", "booked_on",
 }
 
 // copyFindings streams the findings into the table with COPY, one row at a
@@ -335,7 +347,12 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.AutoReverse {
 			state, journalKey = reconcile.StateReversed, keyByRow[f.RowKey()]
 		}
-		return []any{
+		payout := make([]any, 6)
+		if p := f.Payout; p != nil {
+			payout = []any{nullString(p.Channel), nullString(p.ID), nullTime(p.ExpectedOn), nullString(p.Account),
+				nullString(p.BankRef), nullTime(p.BookedOn)}
+		}
+		return append([]any{
 			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
 			nullString(f.RefundNo), nullString(f.ChannelTxnID), nullString(f.OriginalTxnID),
 			nullString(f.LocalTxnID), channelAmount, nullString(f.Currency), localAmount,
@@ -344,7 +361,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
 			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
 			nullString(f.DisputeID), nullString(f.DisputeStatus), nullString(f.Reason), nullString(f.Customer),
-		}, nil
+		}, payout...), nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
 	if err != nil {

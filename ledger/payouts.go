@@ -1,0 +1,206 @@
+package ledger
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"reconcile"
+)
+
+// Rule 15 keeps three things per run, each counted while its run is
+// current (SUCCEEDED, not superseded), so a corrected file or statement
+// replaces what the one before said: the payouts a channel's file told
+// of, the entries a bank statement held, and the payouts a statement
+// night found the money of (arrivals).
+
+// PayoutHorizon is how many days back a statement night looks: payouts
+// expected since, and credits booked since, that nothing has settled. A
+// payout missing for longer has been told and is the reviewer's; it is
+// not carried night after night.
+const PayoutHorizon = 60
+
+// StatementEntry is a bank entry with its key across nights (its
+// BankEntry.Key, "-2" and on for the repeats within one statement).
+type StatementEntry struct {
+	reconcile.BankEntry
+	Key string
+}
+
+// Arrival is a payout whose money a statement night found: the entries
+// that carried it, what they brought, the date of the last; Short when
+// they are not its amount (payout_amount_mismatch was told).
+type Arrival struct {
+	Channel, PayoutID string
+	Keys              []string
+	Amount            int64
+	On                time.Time
+	Short             bool
+}
+
+// OpenPayout is a payout a statement night looks for: not yet arrived,
+// or arrived within reach of a return.
+type OpenPayout struct {
+	reconcile.Payout
+	Told      bool // payout_missing was told by a current run
+	Arrived   bool
+	ArrivedOn time.Time
+}
+
+// EarlierCredit is a credit of an earlier statement no payout took.
+type EarlierCredit struct {
+	StatementEntry
+	Told bool // unexpected_credit was told by a current run
+}
+
+var payoutColumns = []string{"run_id", "channel", "business_date", "payout_id", "reference", "amount_minor",
+	"currency", "stated_minor", "expected_on", "row_count", "line"}
+
+// keepPayouts writes the payouts of a channel's run.
+func keepPayouts(ctx context.Context, tx pgx.Tx, run reconcile.Run, payouts []reconcile.Payout) error {
+	if len(payouts) == 0 {
+		return nil
+	}
+	date := dateOf(run.Day)
+	rows := make([][]any, len(payouts))
+	for i, p := range payouts {
+		var stated any
+		if p.HasStated {
+			stated = p.Stated
+		}
+		rows[i] = []any{run.ID, run.Channel, date, p.ID, p.Reference, p.Amount, p.Currency, stated, p.ExpectedOn, p.Rows, p.Line}
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"payouts"}, payoutColumns, pgx.CopyFromRows(rows))
+	return err
+}
+
+var entryColumns = []string{"run_id", "account", "entry_key", "statement_id", "amount_minor", "currency", "credit",
+	"reversal", "status", "booked_on", "value_on", "bank_ref", "end_to_end_id", "type_code", "counterparty",
+	"remittance", "line"}
+
+// keepStatement writes the entries of a statement's run and the payouts
+// it found the money of.
+func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []StatementEntry, arrivals []Arrival) error {
+	if len(entries) > 0 {
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"bank_entries"}, entryColumns,
+			pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
+				e := entries[i]
+				return []any{run.ID, e.Account, e.Key, e.Statement, e.Amount, e.Currency, e.Credit, e.Reversal, e.Status,
+					nullTime(e.BookedOn), nullTime(e.ValueOn), e.BankRef, e.EndToEndID, e.TypeCode, e.Counterparty,
+					e.Remittance, e.Line}, nil
+			}))
+		if err != nil {
+			return fmt.Errorf("entries: %w", err)
+		}
+	}
+	if len(arrivals) == 0 {
+		return nil
+	}
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"payout_arrivals"},
+		[]string{"run_id", "channel", "payout_id", "entry_keys", "amount_minor", "arrived_on", "short"},
+		pgx.CopyFromSlice(len(arrivals), func(i int) ([]any, error) {
+			a := arrivals[i]
+			return []any{run.ID, a.Channel, a.PayoutID, a.Keys, a.Amount, a.On, a.Short}, nil
+		}))
+	if err != nil {
+		return fmt.Errorf("arrivals: %w", err)
+	}
+	return nil
+}
+
+// currentRuns is the runs whose word counts on a statement night of a
+// bank channel ($1) and date ($2): every current run but those of that
+// channel and date, which the night redoes.
+const currentRuns = `
+SELECT id FROM runs
+ WHERE status = 'SUCCEEDED' AND superseded_by IS NULL AND NOT (channel = $1 AND business_date = $2)`
+
+// OpenPayouts returns the payouts of channels a statement night of bank
+// on day looks for: those of current runs expected within PayoutHorizon
+// days, the latest date's word for a payout two files told of; each
+// with what current runs said of it (arrived, told missing). A payout
+// that arrived more than window days before day is done with.
+func (db *DB) OpenPayouts(ctx context.Context, bank string, day reconcile.BusinessDay, channels []string, window int) ([]OpenPayout, error) {
+	date := dateOf(day)
+	rows, err := db.pool.Query(ctx, `
+WITH cur AS (`+currentRuns+`),
+latest AS (
+  SELECT DISTINCT ON (p.channel, p.payout_id) p.*
+    FROM payouts p JOIN cur ON cur.id = p.run_id
+   WHERE p.channel = ANY($3::text[]) AND p.expected_on >= $2::date - $4::int
+   ORDER BY p.channel, p.payout_id, p.business_date DESC, p.run_id DESC)
+SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce(l.stated_minor, 0),
+       l.stated_minor IS NOT NULL, l.expected_on, l.row_count, l.line,
+       EXISTS (SELECT 1 FROM findings f JOIN cur ON cur.id = f.run_id
+                WHERE f.category = 'payout_missing' AND f.payout_channel = l.channel AND f.payout_id = l.payout_id
+                  AND f.state <> 'SUPERSEDED'),
+       (SELECT max(a.arrived_on) FROM payout_arrivals a JOIN cur ON cur.id = a.run_id
+         WHERE a.channel = l.channel AND a.payout_id = l.payout_id)
+  FROM latest l
+ ORDER BY l.expected_on, l.channel, l.payout_id`, bank, date, channels, PayoutHorizon)
+	if err != nil {
+		return nil, fmt.Errorf("open payouts: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var out []OpenPayout
+	for rows.Next() {
+		var (
+			p       OpenPayout
+			arrived *time.Time
+		)
+		if err := rows.Scan(&p.Channel, &p.ID, &p.Reference, &p.Amount, &p.Currency, &p.Stated, &p.HasStated,
+			&p.ExpectedOn, &p.Rows, &p.Line, &p.Told, &arrived); err != nil {
+			return nil, fmt.Errorf("open payouts: %w", interpretError(err))
+		}
+		if arrived != nil {
+			if arrived.AddDate(0, 0, window).Before(day.Date) {
+				continue // arrived long enough ago: no return is looked for
+			}
+			p.Arrived, p.ArrivedOn = true, *arrived
+		}
+		out = append(out, p)
+	}
+	return out, interpretError(rows.Err())
+}
+
+// EarlierCredits returns the booked credits of bank's earlier statements,
+// within PayoutHorizon days of day, that no current arrival took, each
+// with whether a current run told it unexpected.
+func (db *DB) EarlierCredits(ctx context.Context, bank string, day reconcile.BusinessDay) ([]EarlierCredit, error) {
+	rows, err := db.pool.Query(ctx, `
+WITH cur AS (`+currentRuns+`)
+SELECT e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.reversal, e.booked_on, e.value_on,
+       e.bank_ref, e.end_to_end_id, e.type_code, e.counterparty, e.remittance, e.line,
+       EXISTS (SELECT 1 FROM findings f JOIN cur c2 ON c2.id = f.run_id
+                WHERE f.category = 'unexpected_credit' AND f.bank_ref = e.entry_key AND f.state <> 'SUPERSEDED')
+  FROM bank_entries e JOIN cur ON cur.id = e.run_id JOIN runs r ON r.id = e.run_id
+ WHERE r.channel = $1 AND e.credit AND e.status = 'BOOK' AND coalesce(e.booked_on, e.value_on) >= $2::date - $3::int
+   AND NOT EXISTS (SELECT 1 FROM payout_arrivals a JOIN cur c3 ON c3.id = a.run_id WHERE a.entry_keys @> ARRAY[e.entry_key])
+ ORDER BY coalesce(e.booked_on, e.value_on), e.entry_key`, bank, dateOf(day), PayoutHorizon)
+	if err != nil {
+		return nil, fmt.Errorf("earlier credits: %w", interpretError(err))
+	}
+	defer rows.Close()
+	var out []EarlierCredit
+	for rows.Next() {
+		var (
+			c               EarlierCredit
+			booked, valueOn *time.Time
+		)
+		if err := rows.Scan(&c.Account, &c.Key, &c.Statement, &c.Amount, &c.Currency, &c.Reversal, &booked, &valueOn,
+			&c.BankRef, &c.EndToEndID, &c.TypeCode, &c.Counterparty, &c.Remittance, &c.Line, &c.Told); err != nil {
+			return nil, fmt.Errorf("earlier credits: %w", interpretError(err))
+		}
+		c.Credit, c.Status = true, "BOOK"
+		if booked != nil {
+			c.BookedOn = *booked
+		}
+		if valueOn != nil {
+			c.ValueOn = *valueOn
+		}
+		out = append(out, c)
+	}
+	return out, interpretError(rows.Err())
+}

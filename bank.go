@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -134,4 +135,14 @@ func (e BankEntry) Key() string {
 		h.Write([]byte(s))
 	}
 	return e.Account + "/#" + hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+// SameAccount reports whether a statement's account is the configured
+// one: compared without spaces and in upper case, and allowing the
+// currency after it, as MT940 files write it (NL69INGB0123456789EUR,
+// "NL34RABO0123456789 EUR").
+func SameAccount(configured, stated, currency string) bool {
+	norm := func(s string) string { return strings.ToUpper(strings.ReplaceAll(s, " ", "")) }
+	c, s := norm(configured), norm(stated)
+	return c != "" && (s == c || s == c+norm(currency))
 }

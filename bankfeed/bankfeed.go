@@ -10,12 +10,15 @@
 package bankfeed
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"reconcile"
+	"reconcile/inputfile"
 )
 
 // Options says what every reader needs besides the file.
@@ -93,4 +96,33 @@ func checkText(s string, max int) string {
 		}
 	}
 	return ""
+}
+
+// ReadFile reads the statement file at path, opened as every file the job
+// did not write is (inputfile.Open), with format's reader, hashing its
+// bytes as they are read: the hex SHA-256 names the file the entries came
+// from. o.Name defaults to path.
+func ReadFile(path, format string, o Options, fn func(reconcile.BankEntry) error) (stmts []reconcile.BankStatement, sha string, err error) {
+	read, err := Lookup(format)
+	if err != nil {
+		return nil, "", err
+	}
+	f, err := inputfile.Open(path, "bank statement")
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	if o.Name == "" {
+		o.Name = path
+	}
+	h := sha256.New()
+	stmts, err = read(io.TeeReader(f, h), o, fn)
+	if err != nil {
+		return nil, "", err
+	}
+	// A reader stops at the end of what it reads: the rest counts too.
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return stmts, hex.EncodeToString(h.Sum(nil)), nil
 }

@@ -2,6 +2,8 @@ package bankfeed
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -189,5 +191,30 @@ func refused(t *testing.T, format string, data string, line int, field string, s
 	}
 	if !bytes.Contains([]byte(pe.Err.Error()), []byte(says)) {
 		t.Errorf("error %q does not say %q", pe.Err, says)
+	}
+}
+
+// TestReadFile: a statement file is read whole and named by the SHA-256
+// of all its bytes; a directory is refused before it is read.
+func TestReadFile(t *testing.T) {
+	path := filepath.Join("testdata", "mt940", "german", "input.sta")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	stmts, sha, err := ReadFile(path, "mt940", Options{}, func(reconcile.BankEntry) error { n++; return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(raw)
+	if want := hex.EncodeToString(sum[:]); sha != want || len(stmts) == 0 || n == 0 {
+		t.Errorf("sha %s (want %s), %d statements, %d entries", sha, want, len(stmts), n)
+	}
+	if _, _, err := ReadFile("testdata", "mt940", Options{}, nil); err == nil {
+		t.Error("a directory was read as a statement")
+	}
+	if _, _, err := ReadFile(path, "camt054", Options{}, nil); !errors.Is(err, reconcile.ErrUnknownFormat) {
+		t.Errorf("unknown format: %v", err)
 	}
 }

@@ -73,8 +73,9 @@ type Result struct {
 
 // NewResult is an empty result of run: every category counted at zero.
 func NewResult(run Run) *Result {
-	res := &Result{Run: run, Counts: make(map[Category]int, len(Categories))}
-	for _, c := range Categories {
+	res := &Result{Run: run}
+	res.Counts = make(map[Category]int, len(res.Categories()))
+	for _, c := range res.Categories() {
 		res.Counts[c] = 0
 	}
 	return res
@@ -141,6 +142,19 @@ func (r *Result) AtRisk() map[string]int64 {
 		}
 	}
 	return sum
+}
+
+// StatementFormats are the formats of bank statements: a run of one is a
+// statement's night (rule 15), which PayoutCategories report.
+var StatementFormats = []string{"bai2", "camt053", "mt940"}
+
+// Categories are the categories the run's reports count: a statement
+// night's PayoutCategories, a channel night's Categories.
+func (r *Result) Categories() []Category {
+	if slices.Contains(StatementFormats, r.Run.Format) {
+		return PayoutCategories
+	}
+	return Categories
 }
 
 // SortFindings puts findings in report order: by category, then key, then

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"reconcile"
@@ -216,5 +217,13 @@ func TestReadFile(t *testing.T) {
 	}
 	if _, _, err := ReadFile(path, "camt054", Options{}, nil); !errors.Is(err, reconcile.ErrUnknownFormat) {
 		t.Errorf("unknown format: %v", err)
+	}
+}
+
+// TestStatementFormats: the domain's list of statement formats, by which
+// a run is known to be a statement's night, is the readers'.
+func TestStatementFormats(t *testing.T) {
+	if got, want := Formats(), reconcile.StatementFormats; !slices.Equal(got, want) {
+		t.Errorf("readers %v, reconcile.StatementFormats %v", got, want)
 	}
 }

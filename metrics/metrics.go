@@ -142,7 +142,7 @@ func (m *Metrics) ObserveRun(res *reconcile.Result, when time.Time, took time.Du
 	m.ended(ch, when, took)
 	m.lastSuccess.WithLabelValues(ch).Set(1)
 	m.lastSuccessTime.WithLabelValues(ch).Set(unixSeconds(when))
-	for _, c := range reconcile.Categories {
+	for _, c := range res.Categories() {
 		m.findings.WithLabelValues(ch, string(c)).Set(float64(res.Counts[c]))
 	}
 	m.needReview.WithLabelValues(ch).Set(float64(res.NeedsReview()))

@@ -15,10 +15,12 @@ import (
 const TrendDays = 14
 
 // riskCategories are the rows of the Summary sheet's money-at-risk table:
-// every category but those that never carry money at risk.
-var riskCategories = slices.DeleteFunc(slices.Clone(reconcile.Categories), func(c reconcile.Category) bool {
-	return c == reconcile.Matched || c == reconcile.Pending
-})
+// every category of the run but those that never carry money at risk.
+func riskCategories(res *reconcile.Result) []reconcile.Category {
+	return slices.DeleteFunc(slices.Clone(res.Categories()), func(c reconcile.Category) bool {
+		return c == reconcile.Matched || c == reconcile.Pending
+	})
+}
 
 // Chart sizes, in pixels, and the rows a chart takes up (20 pixels a row)
 // with one row to spare below it.
@@ -47,7 +49,8 @@ func writeMoneyByCategory(s *sheet, res *reconcile.Result, totals map[reconcile.
 	header := row
 	s.header(header, slices.Concat([]string{"Category"}, currencies))
 	first := header + 1
-	for i, c := range riskCategories {
+	risky := riskCategories(res)
+	for i, c := range risky {
 		r := first + i
 		s.text(1, r, string(c))
 		for k, cur := range currencies {
@@ -58,7 +61,7 @@ func writeMoneyByCategory(s *sheet, res *reconcile.Result, totals map[reconcile.
 			s.money(k+2, r, risk, cur)
 		}
 	}
-	last := first + len(riskCategories) - 1
+	last := first + len(risky) - 1
 	for k, cur := range currencies {
 		col := k + 2
 		s.chart(1, last+2+k*moneyChartRows, &excelize.Chart{
@@ -97,11 +100,11 @@ func writeTrendSheet(s *sheet, res *reconcile.Result, trend []reconcile.TrendDay
 	earlier = earlier[max(0, len(earlier)-(TrendDays-1)):]
 	days := append(slices.Clone(earlier), reconcile.TrendDay{Day: res.Run.Day, Counts: res.Counts})
 
-	s.header(1, slices.Concat([]string{"Business Date"}, categoryNames()))
+	s.header(1, slices.Concat([]string{"Business Date"}, categoryNames(res)))
 	for i, d := range days {
 		r := i + 2
 		s.text(1, r, d.Day.String())
-		for k, c := range reconcile.Categories {
+		for k, c := range res.Categories() {
 			s.int(k+2, r, d.Counts[c])
 		}
 	}
@@ -109,7 +112,7 @@ func writeTrendSheet(s *sheet, res *reconcile.Result, trend []reconcile.TrendDay
 	s.text(1, last+2, trendNote(res, trend, len(earlier)))
 
 	var series []excelize.ChartSeries
-	for k, c := range reconcile.Categories {
+	for k, c := range res.Categories() {
 		if c == reconcile.Matched {
 			continue
 		}
@@ -131,7 +134,7 @@ func writeTrendSheet(s *sheet, res *reconcile.Result, trend []reconcile.TrendDay
 		Dimension:  excelize.ChartDimension{Width: trendChartWidth, Height: trendChartHeight},
 		Format:     excelize.GraphicOptions{AltText: "Findings per category and business date"},
 	})
-	s.widths(slices.Concat([]float64{14}, slices.Repeat([]float64{18}, len(reconcile.Categories))))
+	s.widths(slices.Concat([]float64{14}, slices.Repeat([]float64{18}, len(res.Categories()))))
 	return s.err
 }
 
@@ -154,9 +157,9 @@ func trendNote(res *reconcile.Result, trend []reconcile.TrendDay, earlier int) s
 	return b.String()
 }
 
-func categoryNames() []string {
-	out := make([]string, len(reconcile.Categories))
-	for i, c := range reconcile.Categories {
+func categoryNames(res *reconcile.Result) []string {
+	out := make([]string, len(res.Categories()))
+	for i, c := range res.Categories() {
 		out[i] = string(c)
 	}
 	return out

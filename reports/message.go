@@ -125,7 +125,7 @@ func runFields(res *reconcile.Result) []*slack.TextBlockObject {
 // countLines are the counts of the categories the run found anything in.
 func countLines(res *reconcile.Result) []string {
 	var counts []string
-	for _, c := range reconcile.Categories {
+	for _, c := range res.Categories() {
 		if n := res.Counts[c]; n > 0 {
 			line := fmt.Sprintf("• %s: %d", c, n)
 			if c == reconcile.Pending {

@@ -91,10 +91,7 @@ func WriteRun(dir string, summary []byte, workbookName string, workbook []byte) 
 // WriteFailure writes the summary.json of a run that failed, saying why,
 // with every count at zero.
 func WriteFailure(dir string, run reconcile.Run) error {
-	res := &reconcile.Result{Run: run, Counts: map[reconcile.Category]int{}}
-	for _, c := range reconcile.Categories {
-		res.Counts[c] = 0
-	}
+	res := reconcile.NewResult(run)
 	s := NewSummary(res, "")
 	s.Error = run.Error
 	b, err := summaryJSON(s)

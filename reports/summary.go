@@ -86,7 +86,7 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 		ChannelRows:  res.ChannelRows,
 		BatchRows:    res.BatchRows,
 		LocalRows:    res.LocalRows,
-		Counts:       make(map[string]int, len(reconcile.Categories)),
+		Counts:       make(map[string]int, len(res.Categories())),
 		AutoReversed: res.AutoReversed(),
 		NeedsReview:  res.NeedsReview(),
 		Journals:     len(res.Journals),
@@ -101,7 +101,7 @@ func NewSummary(res *reconcile.Result, workbook string) Summary {
 	if run.Day.Date.IsZero() {
 		s.BusinessDate = ""
 	}
-	for _, c := range reconcile.Categories {
+	for _, c := range res.Categories() {
 		s.Counts[string(c)] = res.Counts[c]
 	}
 	for cur, v := range res.AtRisk() {

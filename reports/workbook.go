@@ -392,7 +392,7 @@ func writeRunFacts(s *sheet, res *reconcile.Result, lay reviewLayout, loc *time.
 func writeCategoryTable(s *sheet, res *reconcile.Result, totals map[reconcile.Category]map[string]*categoryTotal, row int) int {
 	s.header(row, []string{"Category", "Currency", "Count", "Channel Amount", "Local Amount", "Money At Risk", "Description"})
 	row++
-	for _, c := range reconcile.Categories {
+	for _, c := range res.Categories() {
 		lines := totals[c]
 		if len(lines) == 0 {
 			// Matched keys are counted but not kept as findings, and a

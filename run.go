@@ -69,6 +69,9 @@ type Result struct {
 	StillOpenDays int
 	// Stages is how long each stage of the run took, in order.
 	Stages []Stage
+	// Payouts are, on a bank statement's night, the payouts it looked for
+	// and where each stands (the Payouts sheet).
+	Payouts []PayoutCase
 }
 
 // NewResult is an empty result of run: every category counted at zero.

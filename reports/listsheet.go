@@ -57,17 +57,36 @@ import (
 //     9.1 GiB, RSS up 2.0 to 2.4 GiB, more than a whole run has. It
 //     holds the whole file in memory while it writes it.
 
-// listSheet is one list sheet: its columns and the findings on it.
+// listSheet is one list sheet: its columns and its lines.
 type listSheet struct {
 	name   string
 	header []string
 	widths []float64
-	found  []int // the findings on it, indexes into the result's, in report order
-	fill   func(f reconcile.Finding, cells lineCells)
+	// found are the findings on it, indexes into the result's, in report
+	// order; a sheet of payouts has cases instead.
+	found []int
+	fill  func(f reconcile.Finding, cells lineCells)
+	cases []reconcile.PayoutCase
 	// csv is the export of every review line, where a value cut to fit is
 	// whole too; "" for the sheets it does not cover.
 	csv      string
 	dropdown bool // the Decision dropdown of a Review sheet
+}
+
+// lines is how many lines the sheet has.
+func (ls *listSheet) lines() int { return len(ls.found) + len(ls.cases) }
+
+// line fills cells with line i of the sheet, and returns the reference
+// of its finding ("" for a payout's line): where a value cut to fit is
+// whole.
+func (ls *listSheet) line(res *reconcile.Result, i int, cells lineCells) string {
+	if ls.cases != nil {
+		payoutLine(ls.cases[i], cells)
+		return ""
+	}
+	f := res.Findings[ls.found[i]]
+	ls.fill(f, cells)
+	return f.Ref
 }
 
 // listSheets are the list sheets of res: the first lay.inWorkbook review
@@ -113,6 +132,10 @@ func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []l
 	if len(chargebacks.found) > 0 { // a channel without chargebacks is spared the sheet
 		lists = append(lists, chargebacks.split(lay.sheetLines)...)
 	}
+	if res.Payouts != nil { // a statement's night: its payouts, every one
+		payouts := listSheet{name: SheetPayouts, header: payoutHeader, widths: payoutWidths, cases: res.Payouts}
+		return slices.Concat(lists, payouts.split(lay.sheetLines))
+	}
 	return slices.Concat(lists, pending.split(lay.sheetLines), auto.split(lay.sheetLines))
 }
 
@@ -120,12 +143,17 @@ func listSheets(res *reconcile.Result, lay reviewLayout, loc *time.Location) []l
 // s's name, the others numbered from 2; one empty sheet for none.
 func (s listSheet) split(lines int) []listSheet {
 	var out []listSheet
-	for i := 0; i == 0 || i*lines < len(s.found); i++ {
+	for i := 0; i == 0 || i*lines < s.lines(); i++ {
 		part := s
 		if i > 0 {
 			part.name = s.name + " " + strconv.Itoa(i+1)
 		}
-		part.found = s.found[i*lines : min(len(s.found), (i+1)*lines)]
+		from, to := i*lines, min(s.lines(), (i+1)*lines)
+		if s.cases != nil {
+			part.cases = s.cases[from:to]
+		} else {
+			part.found = s.found[from:to]
+		}
 		out = append(out, part)
 	}
 	return out
@@ -168,13 +196,27 @@ func chargebackLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 		strings.Join(f.Related, "\n"))
 }
 
+// payoutLine fills cells with the line of a payout a statement's night
+// looked for: where it stands, and where its money came.
+func payoutLine(c reconcile.PayoutCase, cells lineCells) {
+	clear(cells)
+	cells.texts(1, c.Channel, c.ID)
+	cells.money(3, c.Amount, c.Currency)
+	cells.texts(4, c.Currency, c.ExpectedOn.Format(time.DateOnly))
+	if !c.ArrivedOn.IsZero() {
+		cells.text(6, c.ArrivedOn.Format(time.DateOnly))
+		cells.money(7, c.Arrived, c.Currency)
+	}
+	cells.texts(8, c.Status, c.Account, strings.Join(c.BankRefs, "\n"), c.Reference)
+}
+
 // layOut writes the header of a list sheet and sizes its pane, filter and
 // dropdown for its lines. The styles its lines use are made now, while
 // excelize still writes the styles: a money format per currency's digits,
 // and the quote prefix when a text starts like a formula.
 func (ls *listSheet) layOut(s *sheet, res *reconcile.Result) error {
 	s.header(1, ls.header)
-	lastRow := 1 + len(ls.found)
+	lastRow := 1 + ls.lines()
 	if ls.dropdown {
 		if err := addDecisionDropdown(s, lastRow); err != nil {
 			return err
@@ -183,8 +225,8 @@ func (ls *listSheet) layOut(s *sheet, res *reconcile.Result) error {
 	s.finish(len(ls.header), lastRow, ls.widths)
 	cells := make(lineCells, len(ls.header))
 	quote := false
-	for _, i := range ls.found {
-		ls.fill(res.Findings[i], cells)
+	for i := range ls.lines() {
+		ls.line(res, i, cells)
 		for _, c := range cells {
 			switch {
 			case c.kind == kindMoney && s.err == nil:
@@ -337,18 +379,17 @@ func writeSheetLines(zw *zip.Writer, zf *zip.File, lw *lineWriter, ls *listSheet
 	}
 	lw.w = bufio.NewWriterSize(out, 64<<10)
 	head := laidOut[:end]
-	if len(ls.found) > 0 {
-		head, err = withDimension(head, len(ls.header), 1+len(ls.found))
+	if ls.lines() > 0 {
+		head, err = withDimension(head, len(ls.header), 1+ls.lines())
 		if err != nil {
 			return fmt.Errorf("%s: %w", zf.Name, err)
 		}
 	}
 	lw.w.Write(head)
 	cells := make(lineCells, len(ls.header))
-	for i, fi := range ls.found {
-		f := lw.res.Findings[fi]
-		ls.fill(f, cells)
-		lw.line(i+2, cells, wholeValue(lw.res, f.Ref, ls.csv))
+	for i := range ls.lines() {
+		ref := ls.line(lw.res, i, cells)
+		lw.line(i+2, cells, wholeValue(lw.res, ref, ls.csv))
 	}
 	lw.w.Write(laidOut[end:])
 	if lw.err != nil {

@@ -60,6 +60,10 @@ func RunMessage(res *reconcile.Result, top int) Message {
 	if disputes != "" {
 		blocks = append(blocks, slack.NewSectionBlock(literal(disputes), nil, nil))
 	}
+	payouts := payoutLines(res, top)
+	if len(payouts) > 0 {
+		blocks = append(blocks, slack.NewSectionBlock(literal(strings.Join(payouts, "\n")), nil, nil))
+	}
 	blocks = append(blocks, reviewBlocks(res, top)...)
 	if len(res.StillOpen) > 0 {
 		blocks = append(blocks, stillOpenBlocks(res, top)...)
@@ -68,7 +72,45 @@ func RunMessage(res *reconcile.Result, top int) Message {
 	if disputes != "" {
 		text += "; " + disputes
 	}
+	if len(payouts) > 0 {
+		text += "; " + payouts[0]
+	}
 	return Message{Text: text, Blocks: blocks}
+}
+
+// payoutLines say, one a line, the payouts a statement's night found not
+// arrived, short or sent back, at most top of them and how many more:
+// "stripe payout po_1Qx… of USD 48213.50 expected on 2026-11-30 has not
+// arrived".
+func payoutLines(res *reconcile.Result, top int) []string {
+	var lines []string
+	more := 0
+	for _, f := range res.Findings {
+		p := f.Payout
+		if p == nil || p.ID == "" {
+			continue
+		}
+		if len(lines) == min(max(top, 1), maxTop) {
+			more++
+			continue
+		}
+		payout := fmt.Sprintf("%s payout %s of %s %s", alertValue(p.Channel), alertValue(p.ID), letters(f.Currency),
+			reconcile.FormatAmount(f.ChannelAmount, f.Currency))
+		switch f.Category {
+		case reconcile.PayoutMissing:
+			lines = append(lines, fmt.Sprintf("%s expected on %s has not arrived", payout, p.ExpectedOn.Format(time.DateOnly)))
+		case reconcile.PayoutAmountMismatch:
+			lines = append(lines, fmt.Sprintf("%s arrived as %s %s", payout, letters(f.LocalCurrency),
+				reconcile.FormatAmount(f.LocalAmount, f.LocalCurrency)))
+		case reconcile.PayoutReturned:
+			lines = append(lines, fmt.Sprintf("%s was sent back (%s %s)", payout, letters(f.LocalCurrency),
+				reconcile.FormatAmount(f.LocalAmount, f.LocalCurrency)))
+		}
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("and %d more %s in the workbook", more, plural(more, "payout", "payouts")))
+	}
+	return lines
 }
 
 // disputeLine says what the night's chargebacks did, "" when nothing:

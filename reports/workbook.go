@@ -28,6 +28,7 @@ const (
 	SheetSummary      = "Summary"
 	SheetReview       = "Review"
 	SheetChargebacks  = "Chargebacks"
+	SheetPayouts      = "Payouts"
 	SheetPending      = "Pending"
 	SheetAutoReversed = "Auto-reversed"
 	SheetTrend        = "Trend"
@@ -83,6 +84,13 @@ var chargebackHeader = []string{
 }
 
 var chargebackWidths = []float64{32, 24, 14, 15, 12, 10, 22, 20, 9, 32, 32, 70}
+
+// payoutHeader is the Payouts sheet's header: every payout a bank
+// statement's night looked for, and where it stands.
+var payoutHeader = []string{"Channel", "Payout", "Amount", "Currency", "Expected On", "Arrived On", "Arrived Amount",
+	"Status", "Account", "Bank Reference", "Payout Reference"}
+
+var payoutWidths = []float64{14, 32, 15, 10, 12, 12, 15, 10, 26, 32, 24}
 
 // categoryDescriptions say in plain words what each category means, for
 // the reader of the Summary sheet who does not know the job's vocabulary.

@@ -4,30 +4,33 @@ import "time"
 
 // Payout is money a channel paid out of its balance to our bank account:
 // one Stripe automatic payout (po_…), one Adyen settlement batch, one
-// payout of a mapped CSV. The channel's file tells which of its rows each
-// payout holds; the bank statement tells whether it arrived.
+// payout of the canonical or a mapped CSV. The channel's file tells which
+// of its rows each payout holds; the bank statement tells whether it
+// arrived.
 type Payout struct {
 	Channel string
 	// ID is the channel's id of the payout: Stripe's po_…, Adyen's
-	// "batch 412", a mapped file's payout column.
+	// "batch 412", the canonical CSV's payout_id, a mapped file's payout
+	// column.
 	ID string
 	// Reference is what the bank is expected to show of the payout, where
 	// the file says it (Adyen's transfer reference, TX000000412XT); the
 	// ID is looked for besides.
 	Reference string
 	// Amount is the sum of the net of the payout's rows, in minor units of
-	// Currency: what should reach the bank. Negative when the rows took
-	// more than they brought (the channel then debits the account).
+	// Currency: what should reach the bank; what its own row states when
+	// the file has none of its rows. Negative when the rows took more
+	// than they brought (the channel then debits the account).
 	Amount   int64
 	Currency string
 	// Stated is the amount the payout's own row says, where the file has
-	// one (Adyen's MerchantPayout, a mapped payout row); the file is
-	// refused when it differs from Amount.
+	// one (Adyen's MerchantPayout, a payout row of the canonical or a
+	// mapped CSV); the file is refused when it differs from Amount.
 	Stated    int64
 	HasStated bool
 	// ExpectedOn is the date the payout should reach the bank (Stripe's
-	// automatic_payout_effective_at); zero when the file does not say,
-	// and the channel's payout delay then sets it.
+	// automatic_payout_effective_at, a CSV's payout_date); zero when the
+	// file does not say, and the channel's payout delay then sets it.
 	ExpectedOn time.Time
 	Rows       int // rows of the file in the payout
 	Line       int // the payout's first row in its file

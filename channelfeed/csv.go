@@ -27,9 +27,10 @@ var _ Parser = csvParser{}
 
 // Canonical column names; the first csvRequired of them must be present.
 // dispute_id, payment_txn_id and reason are read on a dispute's events
-// and (payment_txn_id) a refund reversal only.
+// and (payment_txn_id) a refund reversal only; payout_id and payout_date
+// name the payout a row was paid out in, and when it reaches the bank.
 var csvColumns = [...]string{"type", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status",
-	"dispute_id", "payment_txn_id", "reason"}
+	"dispute_id", "payment_txn_id", "reason", "payout_id", "payout_date"}
 
 const csvRequired = 7
 
@@ -46,6 +47,8 @@ const (
 	csvDisputeID
 	csvPaymentTxnID
 	csvReason
+	csvPayoutID
+	csvPayoutDate
 )
 
 var utf8BOM = []byte{0xEF, 0xBB, 0xBF}
@@ -90,7 +93,7 @@ func parseCSV(records *csvRecords, opts Options, rows *rowSink) error {
 	for {
 		rec, line, valid, err := records.read()
 		if err == io.EOF {
-			return nil
+			return row.payouts.close(opts)
 		}
 		if err != nil {
 			return csvReadError(opts, 0, err)
@@ -139,7 +142,10 @@ func readCSVHeader(records *csvRecords, opts Options) (*csvRow, error) {
 			return nil, opts.errorf(headerLine, csvColumns[c], "missing required column (%s)", describeHeader(header, ','))
 		}
 	}
-	return &csvRow{columns: cols, loc: opts.location()}, nil
+	row := &csvRow{columns: cols, loc: opts.location()}
+	row.payouts = payoutBook{field: cols.name(csvPayoutID), dateField: cols.name(csvPayoutDate),
+		amountField: cols.name(csvAmount), feeField: cols.name(csvFee)}
+	return row, nil
 }
 
 // csvRecords reads the records of a canonical CSV. A line without a quote
@@ -298,6 +304,8 @@ type csvRow struct {
 	// its digits spare a map lookup per row.
 	currency string
 	digits   int
+
+	payouts payoutBook
 }
 
 // parse reads a record. The usual time is read on a fast path (see
@@ -327,9 +335,13 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 			return t, err
 		}
 	}
-	if t.Amount, err = c.money(rec, line, csvAmount, c.digits, false); err != nil {
+	// A payout's own row alone is signed: a payout the channel debits.
+	own := t.Kind == reconcile.KindBatch
+	amount, err := c.money(rec, line, csvAmount, c.digits, own)
+	if err != nil {
 		return t, err
 	}
+	t.Amount = absAmount(amount)
 	// A time of exactly the naive shape is never RFC 3339, so trying it
 	// first reads nothing differently.
 	at := c.field(rec, csvOccurredAt)
@@ -346,8 +358,28 @@ func (c *csvRow) parse(rec []string, line int) (t reconcile.Transaction, err err
 			return t, err
 		}
 	}
-	t.Status, err = c.status(c.field(rec, csvStatus), line)
+	if t.Status, err = c.status(c.field(rec, csvStatus), line); err != nil {
+		return t, err
+	}
+	if own || c.has(csvPayoutID) {
+		err = c.payout(rec, &t, own, amount)
+	}
 	return t, err
+}
+
+// payout reads what the row says of payouts: a payout's own row (own)
+// states it pays out amount, any other row naming a payout is paid out
+// in it.
+func (c *csvRow) payout(rec []string, t *reconcile.Transaction, own bool, amount int64) error {
+	var on time.Time
+	if s := c.field(rec, csvPayoutDate); s != "" {
+		d, err := time.Parse(time.DateOnly, s)
+		if err != nil {
+			return c.errorf(t.Line, csvPayoutDate, "%s: want YYYY-MM-DD", reconcile.Quote(s))
+		}
+		on = d
+	}
+	return c.payouts.take(c.opts, t, c.field(rec, csvPayoutID), own, amount, on)
 }
 
 // kind reads the type of a row and checks the numbers its kind needs. A
@@ -375,6 +407,10 @@ func (c *csvRow) kind(raw, orderNo, refundNo string, line int) (reconcile.Kind, 
 		return reconcile.KindChargebackReversal, c.noRefundNo(refundNo, kind, line)
 	case "second_chargeback":
 		return reconcile.KindSecondChargeback, c.noRefundNo(refundNo, kind, line)
+	case "payout":
+		// The file's one batch row: what a payout sends to the bank,
+		// counted, never matched.
+		return reconcile.KindBatch, nil
 	case "":
 		return "", c.errorf(line, csvType, "empty type")
 	}

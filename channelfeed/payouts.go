@@ -17,8 +17,27 @@ const maxPayouts = 1 << 20
 // are handed on (Options.Payouts) only once the whole file is read.
 type payoutBook struct {
 	byID  map[string]int
-	list  []reconcile.Payout
+	list  []bookedPayout
 	field string // the header's name of the column a payout's id is read from
+	// dateField, amountField and feeField name, in a format that has
+	// them, the columns a payout's date, its own row's amount and a row's
+	// fee are read from, for the errors about them; "" names field.
+	dateField, amountField, feeField string
+}
+
+// bookedPayout is a payout being summed, and the line of its own row (0
+// until the file gives one).
+type bookedPayout struct {
+	reconcile.Payout
+	ownLine int
+}
+
+// column is name, or the payout id's column when the format has none.
+func (b *payoutBook) column(name string) string {
+	if name == "" {
+		return b.field
+	}
+	return name
 }
 
 // add counts a row of net (signed minor units of currency) in payout id,
@@ -34,11 +53,17 @@ func (b *payoutBook) add(o Options, id, currency string, net int64, on time.Time
 	}
 	p.Amount = sum
 	p.Rows++
+	return b.expect(o, &p.Payout, on, line)
+}
+
+// expect sets the date payout p is expected on, on, where a row says
+// one; every row that says one must say the same.
+func (b *payoutBook) expect(o Options, p *reconcile.Payout, on time.Time, line int) error {
 	if p.ExpectedOn.IsZero() {
 		p.ExpectedOn = on
 	} else if !on.IsZero() && !on.Equal(p.ExpectedOn) {
-		return o.errorf(line, b.field, "payout %s is expected on %s here and on %s on an earlier row",
-			reconcile.Quote(id), on.Format(time.DateOnly), p.ExpectedOn.Format(time.DateOnly))
+		return o.errorf(line, b.column(b.dateField), "payout %s is expected on %s here and on %s on an earlier row",
+			reconcile.Quote(p.ID), on.Format(time.DateOnly), p.ExpectedOn.Format(time.DateOnly))
 	}
 	return nil
 }
@@ -51,9 +76,10 @@ func (b *payoutBook) state(o Options, id, currency string, amount int64, referen
 		return err
 	}
 	if p.HasStated {
-		return o.errorf(line, b.field, "a second row paying out %s", reconcile.Quote(id))
+		return o.errorf(line, b.field, "a second row paying out %s (the first is line %d)", reconcile.Quote(id), p.ownLine)
 	}
 	p.Stated, p.HasStated, p.Reference = amount, true, strings.Clone(reference)
+	p.ownLine = line
 	return nil
 }
 
@@ -68,7 +94,60 @@ func (b *payoutBook) paidOut(o Options, id, currency string, amount int64, refer
 	return nil
 }
 
-func (b *payoutBook) get(o Options, id, currency string, line int) (*reconcile.Payout, error) {
+// take reads t, a row of a canonical or mapped CSV naming payout id, into
+// its payout: a payout's own row (own) states what it pays out, stated,
+// negative when the channel debits the account; any other row counts
+// its net in it. A row whose status is not success counts in none: a
+// failed payment moved no money, a failed payout paid out none.
+func (b *payoutBook) take(o Options, t *reconcile.Transaction, id string, own bool, stated int64, on time.Time) error {
+	switch {
+	case own && id == "":
+		return o.errorf(t.Line, b.field, "a payout row without its payout id")
+	case own && t.FeeMilli != 0:
+		return o.errorf(t.Line, b.column(b.feeField), "a fee on a payout row: a payout's amount is what reaches the bank, its fees are in its rows' net")
+	case id == "" || t.Status != reconcile.StatusSuccess:
+		return nil
+	case own:
+		if err := b.state(o, id, t.Currency, stated, "", t.Line); err != nil {
+			return err
+		}
+		return b.expect(o, &b.list[b.byID[id]].Payout, on, t.Line)
+	}
+	net, err := b.net(o, t, id)
+	if err != nil {
+		return err
+	}
+	return b.add(o, id, t.Currency, net, on, t.Line)
+}
+
+// net is what t brings to the channel's balance, and so to its payout
+// id, in minor units: its amount in the direction of its kind, less its
+// fee.
+func (b *payoutBook) net(o Options, t *reconcile.Transaction, id string) (int64, error) {
+	var amount int64
+	switch t.Kind {
+	case reconcile.KindPayment, reconcile.KindChargebackReversal, reconcile.KindRefundReversal:
+		amount = t.Amount
+	case reconcile.KindRefund, reconcile.KindChargeback, reconcile.KindSecondChargeback:
+		amount = -t.Amount
+	default:
+		return 0, o.errorf(t.Line, b.field, "a row of kind %s (%s) in payout %s: which way its money went is not known, so neither is the payout's amount",
+			t.Kind, reconcile.Quote(t.RawKind), reconcile.Quote(id))
+	}
+	// FeeMilli is never math.MinInt64: a fee is read as an amount is.
+	milli, ok := toMilli(amount)
+	net, ok2 := addChecked(milli, -t.FeeMilli)
+	if !ok || !ok2 {
+		return 0, o.errorf(t.Line, b.field, "payout %s: the row's net is past what an amount can hold", reconcile.Quote(id))
+	}
+	if net%1000 != 0 {
+		return 0, o.errorf(t.Line, b.column(b.feeField), "a fee in fractions of a minor unit leaves the row's net, and so payout %s's amount, unknown",
+			reconcile.Quote(id))
+	}
+	return net / 1000, nil
+}
+
+func (b *payoutBook) get(o Options, id, currency string, line int) (*bookedPayout, error) {
 	if i, ok := b.byID[id]; ok {
 		p := &b.list[i]
 		if p.Currency != currency {
@@ -86,16 +165,21 @@ func (b *payoutBook) get(o Options, id, currency string, line int) (*reconcile.P
 	// The row's text may be lent (textSlabs): the payout keeps its own.
 	id = strings.Clone(id)
 	b.byID[id] = len(b.list)
-	b.list = append(b.list, reconcile.Payout{ID: id, Currency: strings.Clone(currency), Line: line})
+	b.list = append(b.list, bookedPayout{Payout: reconcile.Payout{ID: id, Currency: strings.Clone(currency), Line: line}})
 	return &b.list[len(b.list)-1], nil
 }
 
 // close checks every payout's rows against its own row, and hands the
-// payouts to o.Payouts in the order the file first names them.
+// payouts to o.Payouts in the order the file first names them. A payout
+// whose own row is all the file has of it pays out what that row says.
 func (b *payoutBook) close(o Options) error {
-	for _, p := range b.list {
+	for i := range b.list {
+		p := &b.list[i]
+		if p.HasStated && p.Rows == 0 {
+			p.Amount = p.Stated
+		}
 		if p.HasStated && p.Stated != p.Amount {
-			return o.errorf(p.Line, b.field, "%w: payout %s pays out %s, its rows net to %s", reconcile.ErrControlTotal,
+			return o.errorf(p.ownLine, b.column(b.amountField), "%w: payout %s pays out %s, its rows net to %s", reconcile.ErrControlTotal,
 				reconcile.Quote(p.ID), reconcile.FormatAmount(p.Stated, p.Currency), reconcile.FormatAmount(p.Amount, p.Currency))
 		}
 	}
@@ -103,7 +187,7 @@ func (b *payoutBook) close(o Options) error {
 		return nil
 	}
 	for _, p := range b.list {
-		if err := o.Payouts(p); err != nil {
+		if err := o.Payouts(p.Payout); err != nil {
 			return err
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,14 +12,16 @@ import (
 	"reconcile"
 )
 
-// payoutsOf parses a file and returns the payouts it tells of.
+// payoutsOf parses a file, with the options.json beside it when there is
+// one, and returns the payouts it tells of.
 func payoutsOf(t *testing.T, format, path string) ([]reconcile.Payout, error) {
 	t.Helper()
 	var got []reconcile.Payout
-	opts := Options{Location: shanghai, Payouts: func(p reconcile.Payout) error {
+	opts := loadCaseOptions(t, filepath.Dir(path))
+	opts.Payouts = func(p reconcile.Payout) error {
 		got = append(got, p)
 		return nil
-	}}
+	}
 	_, err := ParseFile(t.Context(), path, format, opts, nil)
 	return got, err
 }
@@ -118,4 +121,100 @@ func TestAdyenPayout(t *testing.T) {
 	if !errors.As(err, &pe) || pe.Line != 14 || pe.Column != "Modification Reference" || len(got) != 0 {
 		t.Errorf("a payout without its reference: payouts %+v, err %v", got, err)
 	}
+}
+
+// runPayoutRefusals parses each case's input with the options of the
+// golden case dir, and wants it refused at its line and column, with no
+// payouts given.
+func runPayoutRefusals(t *testing.T, format, dir string, tests []badCase) {
+	t.Helper()
+	opts, err := os.ReadFile(filepath.Join(dir, "options.json"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tmp := t.TempDir()
+			if opts != nil {
+				if err := os.WriteFile(filepath.Join(tmp, "options.json"), opts, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			path := filepath.Join(tmp, "input.csv")
+			if err := os.WriteFile(path, []byte(tt.input), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := payoutsOf(t, format, path)
+			var pe *reconcile.ParseError
+			if !errors.As(err, &pe) || pe.Line != tt.line || pe.Column != tt.column || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %v, want line %d, column %q saying %q", err, tt.line, tt.column, tt.msg)
+			}
+			if got := errors.Is(err, reconcile.ErrControlTotal); got != tt.control {
+				t.Errorf("errors.Is(err, ErrControlTotal) = %v, want %v", got, tt.control)
+			}
+			if len(got) != 0 {
+				t.Errorf("a refused file gave payouts %+v", got)
+			}
+		})
+	}
+}
+
+// TestCSVPayouts: the canonical CSV's rows are summed by payout_id, net
+// of fees, in the direction of their kind; a payout row states what its
+// payout sends to the bank, and alone is its payout.
+func TestCSVPayouts(t *testing.T) {
+	got, err := payoutsOf(t, "csv", filepath.Join("testdata", "csv", "payouts", "input.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+	want := []reconcile.Payout{
+		// 100.00 − 1.50 − 20.00; the FAILED payment of line 5 counts nowhere.
+		{ID: "PO-1", Amount: 7850, Currency: "EUR", Stated: 7850, HasStated: true, ExpectedOn: day(11, 30), Rows: 2, Line: 2},
+		// 50.00 − 0.75 − 10.00 − 15.00: no payout row, the rows are the payout.
+		{ID: "PO-2", Amount: 2425, Currency: "EUR", ExpectedOn: day(12, 1), Rows: 2, Line: 3},
+		// A refund and its fee: the channel debits the account.
+		{ID: "PO-3", Amount: -4050, Currency: "EUR", Stated: -4050, HasStated: true, ExpectedOn: day(12, 2), Rows: 1, Line: 8},
+		// A payout row and none of its rows.
+		{ID: "PO-4", Amount: 1200, Currency: "EUR", Stated: 1200, HasStated: true, ExpectedOn: day(12, 3), Rows: 0, Line: 10},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("payouts =\n%+v\nwant\n%+v", got, want)
+	}
+	if got, err := payoutsOf(t, "csv", filepath.Join("testdata", "csv", "basic", "input.csv")); err != nil || len(got) != 0 {
+		t.Errorf("a file without payout_id: payouts %+v, err %v; want none", got, err)
+	}
+}
+
+// TestCSVPayoutRefusals: what no payout can be is refused where it is
+// read, naming the column.
+func TestCSVPayoutRefusals(t *testing.T) {
+	const h = "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,fee,status,payout_id,payout_date\n"
+	const pay = "payment,ORD1,,TX1,10.00,EUR,2026-11-28 10:00:00,0.30,,PO-1,2026-12-01\n"
+	runPayoutRefusals(t, "csv", filepath.Join("testdata", "csv", "payouts"), []badCase{
+		{name: "payout row without its id", input: h + "payout,,,,10.00,EUR,2026-11-28 23:00:00,,,,\n",
+			line: 2, column: "payout_id", msg: "a payout row without its payout id"},
+		{name: "payout row in a file without payout_id", input: "type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at\n" +
+			"payout,,,PO-1,10.00,EUR,2026-11-28 23:00:00\n", line: 2, column: "payout_id", msg: "a payout row without its payout id"},
+		{name: "payout row with a fee", input: h + "payout,,,,10.00,EUR,2026-11-28 23:00:00,0.30,,PO-1,\n",
+			line: 2, column: "fee", msg: "a fee on a payout row"},
+		{name: "fee in fractions of a cent", input: h + pay + "payment,ORD2,,TX2,10.00,EUR,2026-11-28 10:00:00,0.125,,PO-1,\n",
+			line: 3, column: "fee", msg: `a fee in fractions of a minor unit leaves the row's net, and so payout "PO-1"'s amount, unknown`},
+		{name: "payout in two currencies", input: h + pay + "payment,ORD2,,TX2,10.00,USD,2026-11-28 10:00:00,,,PO-1,\n",
+			line: 3, column: "payout_id", msg: "in USD here and in EUR on line 2: a payout is in one currency"},
+		{name: "two payout dates", input: h + pay + "payment,ORD2,,TX2,10.00,EUR,2026-11-28 10:00:00,,,PO-1,2026-12-03\n",
+			line: 3, column: "payout_date", msg: "expected on 2026-12-03 here and on 2026-12-01 on an earlier row"},
+		{name: "payout row of another date", input: h + pay + "payout,,,,9.70,EUR,2026-11-28 23:00:00,,,PO-1,2026-12-02\n",
+			line: 3, column: "payout_date", msg: "expected on 2026-12-02 here and on 2026-12-01"},
+		{name: "unreadable payout date", input: h + "payment,ORD1,,TX1,10.00,EUR,2026-11-28 10:00:00,,,PO-1,01.12.2026\n",
+			line: 2, column: "payout_date", msg: `"01.12.2026": want YYYY-MM-DD`},
+		{name: "payout row against its rows", input: h + "payout,,,,10.00,EUR,2026-11-28 23:00:00,,,PO-1,\n" + pay,
+			line: 2, column: "amount", msg: `payout "PO-1" pays out 10.00, its rows net to 9.70`, control: true},
+		{name: "second payout row", input: h + "payout,,,,10.00,EUR,2026-11-28 23:00:00,,,PO-1,\n" +
+			"payout,,,,10.00,EUR,2026-11-28 23:00:00,,,PO-1,\n", line: 3, column: "payout_id", msg: `a second row paying out "PO-1" (the first is line 2)`},
+		{name: "row of unknown type in a payout", input: h + "adjustment,ORD1,,TX1,1.00,EUR,2026-11-28 10:00:00,,,PO-1,\n",
+			line: 2, column: "payout_id", msg: "which way its money went is not known"},
+		{name: "sign on a payment", input: h + "payment,ORD1,,TX1,-10.00,EUR,2026-11-28 10:00:00,,,PO-1,\n",
+			line: 2, column: "amount", msg: "amount must be an unsigned plain decimal"},
+	})
 }

@@ -47,11 +47,13 @@ type Mapping struct {
 	// currency column. Set it or columns.currency, not both.
 	Currency string `json:"currency,omitempty"`
 	// Kinds lists, under "payment", "refund", "batch", "chargeback",
-	// "chargeback_reversal", "second_chargeback" and "refund_reversal",
-	// the values of the kind column that mean each. Values match after
-	// trimming, ignoring case. A value not listed makes a row of kind
-	// other, kept for review; an empty cell is an error unless "" is
-	// listed. Batch rows (fees, payouts) are counted, never matched.
+	// "chargeback_reversal", "second_chargeback", "refund_reversal" and
+	// "payout", the values of the kind column that mean each. Values
+	// match after trimming, ignoring case. A value not listed makes a row
+	// of kind other, kept for review; an empty cell is an error unless ""
+	// is listed. Batch rows (fees, payouts) are counted, never matched;
+	// a "payout" row is a batch row that also states what its payout
+	// (columns.payout) sends to the bank.
 	Kinds map[string][]string `json:"kinds"`
 	// Statuses lists, under "success", "processing" and "failed", the
 	// values of the status column that mean each, matched like Kinds. With
@@ -67,7 +69,8 @@ type Mapping struct {
 	// chargebacks of either round ≤ 0; the sign is checked against the
 	// kind, then dropped) or "any" (the sign is dropped unchecked). Batch
 	// rows and rows of kind other are read as absolute values whatever
-	// this says.
+	// this says; a payout row is negative, whatever this says, only when
+	// the channel debits the account.
 	Sign string `json:"sign,omitempty"`
 	// FeeSign says how the channel writes a fee it charged: "positive"
 	// (default) or "negative" (deducted, like Alipay's 服务费). A fee of
@@ -77,6 +80,10 @@ type Mapping struct {
 	// (whole seconds), "unix_ms" (whole milliseconds) or a Go layout
 	// written with the reference time, such as "02.01.2006 15:04".
 	TimeFormat string `json:"time_format,omitempty"`
+	// PayoutDateFormat is how columns.payout_date is written: any form
+	// TimeFormat takes. Default "2006-01-02"; the date is the one of the
+	// time in TimeZone.
+	PayoutDateFormat string `json:"payout_date_format,omitempty"`
 	// TimeZone is the IANA zone of times written without an offset.
 	// Default: the channel's business time zone.
 	TimeZone string `json:"time_zone,omitempty"`
@@ -111,6 +118,12 @@ type MappedColumns struct {
 	DisputeID    string `json:"dispute_id,omitempty"` // optional, on a dispute's events; empty: the channel_txn_id
 	PaymentID    string `json:"payment_id,omitempty"` // optional, on a dispute's events and refund reversals: the channel's id of their payment
 	Reason       string `json:"reason,omitempty"`     // optional, on a dispute's events: the scheme's reason
+	// Payout is the channel's id of the payout a row was paid out in;
+	// required when kinds lists payout.
+	Payout string `json:"payout,omitempty"`
+	// PayoutDate is the date a row's payout is expected at the bank
+	// (Mapping.PayoutDateFormat).
+	PayoutDate string `json:"payout_date,omitempty"`
 }
 
 // UnmarshalJSON refuses unknown keys whatever decoder reads the config.
@@ -146,17 +159,19 @@ const (
 	mDisputeID
 	mPaymentID
 	mReason
+	mPayout
+	mPayoutDate
 	mFields
 )
 
 // mappedNames are the JSON keys of MappedColumns, used in messages so a
 // user can find the setting to change.
 var mappedNames = [mFields]string{"kind", "order_no", "refund_no", "channel_txn_id", "amount", "currency", "occurred_at", "fee", "status",
-	"dispute_id", "payment_id", "reason"}
+	"dispute_id", "payment_id", "reason", "payout", "payout_date"}
 
 func (c MappedColumns) names() [mFields]string {
 	return [mFields]string{c.Kind, c.OrderNo, c.RefundNo, c.ChannelTxnID, c.Amount, c.Currency, c.OccurredAt, c.Fee, c.Status,
-		c.DisputeID, c.PaymentID, c.Reason}
+		c.DisputeID, c.PaymentID, c.Reason, c.Payout, c.PayoutDate}
 }
 
 // Time formats besides a Go layout.
@@ -197,6 +212,7 @@ type mappedPlan struct {
 	sign      string
 	feeNeg    bool
 	timeFmt   string // timeRFC3339, timeUnix, timeUnixMs or a layout
+	dateFmt   string // payout_date's, as timeFmt
 	loc       *time.Location
 	enc       encoding.Encoding
 	encName   string
@@ -222,6 +238,8 @@ var (
 		"chargeback_reversal": reconcile.KindChargebackReversal,
 		"second_chargeback":   reconcile.KindSecondChargeback,
 		"refund_reversal":     reconcile.KindRefundReversal,
+		// A payout's own row: a batch row once read (mappedFile.row).
+		"payout": reconcile.KindPayout,
 	}
 	mappedStatuses = map[string]reconcile.TxnStatus{
 		"success":    reconcile.StatusSuccess,
@@ -285,7 +303,7 @@ func (p *mappedPlan) compileColumns(m *Mapping, bad *problems) {
 
 func (p *mappedPlan) compileKinds(m *Mapping, bad *problems) {
 	p.kinds = compileTable(bad, "kinds", "kind", m.Kinds, mappedKinds,
-		"payment, refund, batch, chargeback, chargeback_reversal, second_chargeback or refund_reversal; unlisted values are kept as other", nil)
+		"payment, refund, batch, chargeback, chargeback_reversal, second_chargeback, refund_reversal or payout; unlisted values are kept as other", nil)
 	listed := map[reconcile.Kind]int{}
 	for _, kind := range p.kinds {
 		listed[kind]++
@@ -295,6 +313,12 @@ func (p *mappedPlan) compileKinds(m *Mapping, bad *problems) {
 	}
 	if listed[reconcile.KindRefund] > 0 && p.names[mRefundNo] == "" {
 		bad.addf("columns.refund_no is required when kinds lists refunds")
+	}
+	if listed[reconcile.KindPayout] > 0 && p.names[mPayout] == "" {
+		bad.addf("columns.payout is required when kinds lists payout")
+	}
+	if p.names[mPayoutDate] != "" && p.names[mPayout] == "" {
+		bad.addf("columns.payout_date is set but columns.payout is not")
 	}
 }
 
@@ -363,18 +387,12 @@ func (ps *problems) choice(setting, v string, want ...string) string {
 	return ""
 }
 
-// compileTimes reads time_format and time_zone.
+// compileTimes reads time_format, payout_date_format and time_zone.
 func (p *mappedPlan) compileTimes(m *Mapping, bad *problems) {
-	switch f := m.TimeFormat; strings.ToLower(f) {
-	case "", timeRFC3339:
-		p.timeFmt = timeRFC3339
-	case timeUnix, timeUnixMs:
-		p.timeFmt = strings.ToLower(f)
-	default:
-		if err := checkLayout(f); err != nil {
-			bad.addf("time_format %s: %v", reconcile.Quote(f), err)
-		}
-		p.timeFmt = f
+	p.timeFmt = bad.timeFormat("time_format", m.TimeFormat, timeRFC3339)
+	p.dateFmt = bad.timeFormat("payout_date_format", m.PayoutDateFormat, time.DateOnly)
+	if m.PayoutDateFormat != "" && p.names[mPayoutDate] == "" {
+		bad.addf("payout_date_format is set but columns.payout_date is not")
 	}
 	if m.TimeZone != "" {
 		// "Local" would make the result depend on the host the job runs on.
@@ -415,6 +433,21 @@ func (p *mappedPlan) compileText(m *Mapping, bad *problems) {
 	if m.SkipLines < 0 {
 		bad.addf("skip_lines %d: want 0 or more", m.SkipLines)
 	}
+}
+
+// timeFormat reads the time format setting, f: one of the names, or a
+// layout; def when f is empty.
+func (ps *problems) timeFormat(setting, f, def string) string {
+	switch strings.ToLower(f) {
+	case "":
+		return def
+	case timeRFC3339, timeUnix, timeUnixMs:
+		return strings.ToLower(f)
+	}
+	if err := checkLayout(f); err != nil {
+		ps.addf("%s %s: %v", setting, reconcile.Quote(f), err)
+	}
+	return f
 }
 
 // checkLayout refuses a layout that cannot say which day a row is on: the
@@ -463,6 +496,7 @@ func (mappedParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return err
 	}
 	rows.reversalColumn = f.name(mAmount)
+	f.payouts = payoutBook{field: f.name(mPayout), dateField: f.name(mPayoutDate), amountField: f.name(mAmount), feeField: f.name(mFee)}
 	return f.details(&rows)
 }
 
@@ -521,8 +555,9 @@ func skipLine(br *bufio.Reader) error {
 // are the mapped ones, found by the names the mapping gives them.
 type mappedFile struct {
 	columns
-	plan *mappedPlan
-	cr   *csv.Reader
+	plan    *mappedPlan
+	cr      *csv.Reader
+	payouts payoutBook
 }
 
 // line is the physical line of the record just read: the reader counts
@@ -597,7 +632,7 @@ func (f *mappedFile) details(rows *rowSink) error {
 	for {
 		rec, err := f.cr.Read()
 		if err == io.EOF {
-			return nil
+			return f.payouts.close(f.opts)
 		}
 		if err != nil {
 			return f.readError(rec, err)
@@ -636,6 +671,11 @@ func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err e
 	if err := f.kind(&t, line); err != nil {
 		return t, err
 	}
+	// A payout's own row is a batch row: counted, never matched.
+	own := t.Kind == reconcile.KindPayout
+	if own {
+		t.Kind = reconcile.KindBatch
+	}
 	if isEvent(t.Kind) {
 		setEvent(&t, f.field(rec, mDisputeID), f.field(rec, mPaymentID), f.field(rec, mReason))
 	}
@@ -646,9 +686,12 @@ func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err e
 	if !ok {
 		return t, f.errorf(line, mCurrency, "unknown currency %s", reconcile.Quote(t.Currency))
 	}
-	if t.Amount, err = f.amount(rec, t.Kind, digits, line); err != nil {
+	amount, err := f.amount(rec, t.Kind, digits, line)
+	if err != nil {
 		return t, err
 	}
+	// number refuses math.MinInt64, as absAmount needs.
+	t.Amount = absAmount(amount)
 	at := f.field(rec, mOccurredAt)
 	if t.OccurredAt, err = p.time(at); err != nil {
 		return t, f.errorf(line, mOccurredAt, "%s: %v", reconcile.Quote(at), err)
@@ -656,8 +699,28 @@ func (f *mappedFile) row(rec []string, line int) (t reconcile.Transaction, err e
 	if t.FeeMilli, err = f.fee(rec, digits, line); err != nil {
 		return t, err
 	}
-	t.Status, err = f.status(rec, line)
+	if t.Status, err = f.status(rec, line); err != nil {
+		return t, err
+	}
+	if f.has(mPayout) {
+		err = f.payout(rec, &t, own, amount)
+	}
 	return t, err
+}
+
+// payout reads what the row says of payouts: a payout's own row (own)
+// states it pays out amount, signed as written; any other row naming a
+// payout is paid out in it.
+func (f *mappedFile) payout(rec []string, t *reconcile.Transaction, own bool, amount int64) error {
+	var on time.Time
+	if s := f.field(rec, mPayoutDate); s != "" {
+		d, err := f.plan.payoutDate(s)
+		if err != nil {
+			return f.errorf(t.Line, mPayoutDate, "%s: %v", reconcile.Quote(s), err)
+		}
+		on = d
+	}
+	return f.payouts.take(f.opts, t, f.field(rec, mPayout), own, amount, on)
 }
 
 // kind sets the kind of t from the mapping's kinds and checks the
@@ -690,7 +753,7 @@ func (f *mappedFile) kind(t *reconcile.Transaction, line int) error {
 
 // amount reads the amount of a row of kind, holding that of a row of
 // a customer's money (not batch, not other) to the mapping's sign, and
-// returns it without its sign.
+// returns it as written, sign included.
 func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int) (int64, error) {
 	p := f.plan
 	s := f.field(rec, mAmount)
@@ -711,8 +774,7 @@ func (f *mappedFile) amount(rec []string, kind reconcile.Kind, digits, line int)
 			return 0, f.errorf(line, mAmount, `%s: positive amount on a %s row (sign "signed": %s)`, reconcile.Quote(s), kind, signedRule)
 		}
 	}
-	// number refuses math.MinInt64, as absAmount needs.
-	return absAmount(v), nil
+	return v, nil
 }
 
 // signedRule says what the sign "signed" holds amounts to.
@@ -781,10 +843,27 @@ func (p *mappedPlan) number(s string, digits, extra int) (int64, error) {
 // written as RFC 3339, and are no settlement time anyway.
 const maxUnix = 253402300799
 
-// time reads a cell per the mapping's time_format. Every format is held
-// to the range of the unix ones, so "01.01.0000" cannot pass for a date.
+// time reads a cell per the mapping's time_format.
 func (p *mappedPlan) time(s string) (time.Time, error) {
-	t, err := p.parseTime(s)
+	return p.timeAs("time_format", p.timeFmt, s)
+}
+
+// payoutDate reads a cell per the mapping's payout_date_format: the date
+// of the time it writes, in the mapping's zone, as a date is held (UTC
+// midnight).
+func (p *mappedPlan) payoutDate(s string) (time.Time, error) {
+	t, err := p.timeAs("payout_date_format", p.dateFmt, s)
+	if err != nil {
+		return t, err
+	}
+	y, m, d := t.In(p.loc).Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, time.UTC), nil
+}
+
+// timeAs reads a cell per format, the setting's. Every format is held to
+// the range of the unix ones, so "01.01.0000" cannot pass for a date.
+func (p *mappedPlan) timeAs(setting, format, s string) (time.Time, error) {
+	t, err := p.parseTime(setting, format, s)
 	if err != nil {
 		return t, err
 	}
@@ -794,8 +873,8 @@ func (p *mappedPlan) time(s string) (time.Time, error) {
 	return t, nil
 }
 
-func (p *mappedPlan) parseTime(s string) (time.Time, error) {
-	switch p.timeFmt {
+func (p *mappedPlan) parseTime(setting, format, s string) (time.Time, error) {
+	switch format {
 	case timeRFC3339:
 		if t, err := time.Parse(time.RFC3339, s); err == nil {
 			return t, nil
@@ -803,27 +882,27 @@ func (p *mappedPlan) parseTime(s string) (time.Time, error) {
 		if t, err := time.ParseInLocation("2006-01-02T15:04:05", s, p.loc); err == nil {
 			return t, nil
 		}
-		return time.Time{}, errors.New("want RFC 3339, such as 2026-11-28T09:12:45+01:00 (the mapping's time_format)")
+		return time.Time{}, fmt.Errorf("want RFC 3339, such as 2026-11-28T09:12:45+01:00 (the mapping's %s)", setting)
 	case timeUnix, timeUnixMs:
 		limit := int64(maxUnix)
-		if p.timeFmt == timeUnixMs {
+		if format == timeUnixMs {
 			limit = maxUnix*1000 + 999
 		}
 		if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-			return time.Time{}, fmt.Errorf("want whole %s since 1970 (the mapping's time_format is %s)", unixUnit(p.timeFmt), reconcile.Quote(p.timeFmt))
+			return time.Time{}, fmt.Errorf("want whole %s since 1970 (the mapping's %s is %s)", unixUnit(format), setting, reconcile.Quote(format))
 		}
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil || v > limit {
-			return time.Time{}, fmt.Errorf("out of range for %s", p.timeFmt)
+			return time.Time{}, fmt.Errorf("out of range for %s", format)
 		}
-		if p.timeFmt == timeUnixMs {
+		if format == timeUnixMs {
 			return time.UnixMilli(v).In(p.loc), nil
 		}
 		return time.Unix(v, 0).In(p.loc), nil
 	default:
-		t, err := time.ParseInLocation(p.timeFmt, s, p.loc)
+		t, err := time.ParseInLocation(format, s, p.loc)
 		if err != nil {
-			return time.Time{}, fmt.Errorf("want the mapping's time_format %s", reconcile.Quote(p.timeFmt))
+			return time.Time{}, fmt.Errorf("want the mapping's %s %s", setting, reconcile.Quote(format))
 		}
 		return t, nil
 	}

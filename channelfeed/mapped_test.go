@@ -511,7 +511,7 @@ func TestMappingValidate(t *testing.T) {
 		{"YYYY layout", func(m *Mapping) { m.TimeFormat = "YYYY-MM-DD HH:mm" }, `time_format "YYYY-MM-DD HH:mm": want "rfc3339"`},
 		{"layout without a day", func(m *Mapping) { m.TimeFormat = "15:04:05" }, `time_format "15:04:05"`},
 		{"layout with a zone abbreviation", func(m *Mapping) { m.TimeFormat = "2006-01-02 15:04 MST" }, "zone abbreviations are ambiguous"},
-		{"unknown kind name", func(m *Mapping) { m.Kinds["dispute"] = []string{"CB"} }, `kinds: unknown kind "dispute" (want payment, refund, batch, chargeback, chargeback_reversal, second_chargeback or refund_reversal;`},
+		{"unknown kind name", func(m *Mapping) { m.Kinds["dispute"] = []string{"CB"} }, `kinds: unknown kind "dispute" (want payment, refund, batch, chargeback, chargeback_reversal, second_chargeback, refund_reversal or payout;`},
 		{"kind other", func(m *Mapping) { m.Kinds["other"] = []string{"ADJ"} }, `kinds: unknown kind "other"`},
 		{"value under two kinds", func(m *Mapping) { m.Kinds["batch"] = []string{" sale "} }, `kinds: "SALE" is listed under both batch and payment`},
 		{"no payment or refund kinds", func(m *Mapping) { m.Kinds = map[string][]string{"batch": {"PAYOUT"}} }, "kinds: list the values of columns.kind that mean payment and refund"},
@@ -532,6 +532,12 @@ func TestMappingValidate(t *testing.T) {
 		{"bad time_zone", func(m *Mapping) { m.TimeZone = "Mars/Olympus" }, `time_zone "Mars/Olympus"`},
 		{"Local time_zone", func(m *Mapping) { m.TimeZone = "Local" }, `time_zone "Local"`},
 		{"negative skip_lines", func(m *Mapping) { m.SkipLines = -1 }, "skip_lines -1"},
+		{"payout kind without a payout column", func(m *Mapping) { m.Kinds["payout"] = []string{"AUSZAHLUNG"} }, "columns.payout is required when kinds lists payout"},
+		{"payout date without a payout column", func(m *Mapping) { m.Columns.PayoutDate = "paid" }, "columns.payout_date is set but columns.payout is not"},
+		{"payout date format without its column", func(m *Mapping) { m.PayoutDateFormat = "02.01.2006" }, "payout_date_format is set but columns.payout_date is not"},
+		{"YYYY payout date format", func(m *Mapping) {
+			m.Columns.Payout, m.Columns.PayoutDate, m.PayoutDateFormat = "payout", "paid", "DD.MM.YYYY"
+		}, `payout_date_format "DD.MM.YYYY": want "rfc3339"`},
 		{"every problem at once", func(m *Mapping) { m.Encoding, m.Sign = "ebcdic", "maybe" }, `sign "maybe": want "unsigned", "signed" or "any"; encoding "ebcdic"`},
 	}
 	for _, tt := range tests {

@@ -218,3 +218,81 @@ func TestCSVPayoutRefusals(t *testing.T) {
 			line: 2, column: "amount", msg: "amount must be an unsigned plain decimal"},
 	})
 }
+
+// TestMappedPayouts: a mapped file's rows are summed by its payout
+// column as the canonical CSV's are; its payout rows are signed only
+// for a payout the channel debits, whatever the mapping's sign.
+func TestMappedPayouts(t *testing.T) {
+	got, err := payoutsOf(t, "mapped", filepath.Join("testdata", "mapped", "payouts", "input.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := func(m time.Month, d int) time.Time { return time.Date(2026, m, d, 0, 0, 0, 0, time.UTC) }
+	want := []reconcile.Payout{
+		// 80.00 − 1.20 − 10.00; the FAILED capture counts nowhere.
+		{ID: "PAY-1", Amount: 6880, Currency: "GBP", Stated: 6880, HasStated: true, ExpectedOn: day(11, 30), Rows: 2, Line: 2},
+		// 25.00 − 0.40 − 25.00 − 15.00.
+		{ID: "PAY-2", Amount: -1540, Currency: "GBP", Stated: -1540, HasStated: true, ExpectedOn: day(12, 1), Rows: 2, Line: 4},
+		{ID: "PAY-3", Amount: 1170, Currency: "GBP", ExpectedOn: day(12, 2), Rows: 1, Line: 7},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("payouts =\n%+v\nwant\n%+v", got, want)
+	}
+}
+
+// TestMappedPayoutRefusals: as the canonical CSV's, naming the mapped
+// columns as the header writes them.
+func TestMappedPayoutRefusals(t *testing.T) {
+	const h = "Booked;Event;Order;Refund;Reference;Amount;Currency;Fee;State;Payout;Payout Date\n"
+	const capture = "2026-11-28T08:00:00Z;CAPTURE;ORD1;;CAP-1;10.00;GBP;0.30;SETTLED;PAY-1;01.12.2026\n"
+	runPayoutRefusals(t, "mapped", filepath.Join("testdata", "mapped", "payouts"), []badCase{
+		{name: "payout row without its id", input: h + "2026-11-28T23:00:00Z;PAYOUT;;;PAY-1;9.70;GBP;;SETTLED;;\n",
+			line: 2, column: "Payout", msg: "a payout row without its payout id"},
+		{name: "payout row with a fee", input: h + "2026-11-28T23:00:00Z;PAYOUT;;;PAY-1;9.70;GBP;0.10;SETTLED;PAY-1;\n",
+			line: 2, column: "Fee", msg: "a fee on a payout row"},
+		{name: "fee in fractions of a penny", input: h + "2026-11-28T08:00:00Z;CAPTURE;ORD1;;CAP-1;10.00;GBP;0.125;SETTLED;PAY-1;\n",
+			line: 2, column: "Fee", msg: "a fee in fractions of a minor unit"},
+		{name: "payout in two currencies", input: h + capture + "2026-11-28T09:00:00Z;CAPTURE;ORD2;;CAP-2;10.00;EUR;;SETTLED;PAY-1;\n",
+			line: 3, column: "Payout", msg: "in EUR here and in GBP on line 2"},
+		{name: "two payout dates", input: h + capture + "2026-11-28T09:00:00Z;CAPTURE;ORD2;;CAP-2;10.00;GBP;;SETTLED;PAY-1;02.12.2026\n",
+			line: 3, column: "Payout Date", msg: "expected on 2026-12-02 here and on 2026-12-01"},
+		{name: "unreadable payout date", input: h + "2026-11-28T08:00:00Z;CAPTURE;ORD1;;CAP-1;10.00;GBP;;SETTLED;PAY-1;2026-12-01\n",
+			line: 2, column: "Payout Date", msg: `"2026-12-01": want the mapping's payout_date_format "02.01.2006"`},
+		{name: "payout row against its rows", input: h + capture + "2026-11-28T23:00:00Z;PAYOUT;;;PAY-1;10.00;GBP;;SETTLED;PAY-1;\n",
+			line: 3, column: "Amount", msg: `payout "PAY-1" pays out 10.00, its rows net to 9.70`, control: true},
+		{name: "batch row in a payout", input: h + "2026-11-28T23:00:00Z;FEE;;;FEE-1;2.00;GBP;;SETTLED;PAY-1;\n",
+			line: 2, column: "Payout", msg: `a row of kind batch ("FEE") in payout "PAY-1"`},
+	})
+}
+
+// TestMappedPayoutDates: payout_date_format takes what time_format
+// takes, YYYY-MM-DD by default, and the date is the one in the mapping's
+// zone (Europe/Berlin here, an hour ahead of UTC in December).
+func TestMappedPayoutDates(t *testing.T) {
+	dec1 := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct{ name, format, cell string }{
+		{"default", "", "2026-12-01"},
+		{"rfc3339", "rfc3339", "2026-11-30T23:30:00Z"},
+		{"unix", "unix", "1796081400"},
+		{"layout", "02/01/2006", "01/12/2026"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := mappedWith(func(m *Mapping) {
+				m.Columns.Payout, m.Columns.PayoutDate, m.PayoutDateFormat = "payout", "paid", tt.format
+			})
+			var got []reconcile.Payout
+			opts := Options{Name: "bill.csv", Location: shanghai, Mapping: m, Payouts: func(p reconcile.Payout) error {
+				got = append(got, p)
+				return nil
+			}}
+			input := "type,order,refund,txn,amount,currency,time,fee,status,payout,paid\n" +
+				"SALE,ORD1,,TX1,99.80,EUR,2026-11-28 09:12:45,0.80,OK,P1," + tt.cell + "\n"
+			if err := (mappedParser{}).Parse(t.Context(), strings.NewReader(input), opts, nil); err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 1 || got[0].Amount != 9900 || !got[0].ExpectedOn.Equal(dec1) {
+				t.Errorf("payouts = %+v, want P1 of 99.00 expected on 2026-12-01", got)
+			}
+		})
+	}
+}

@@ -39,8 +39,8 @@ func fuzzParser(f *testing.F, format string) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	opts := fuzzOptions()
 	f.Fuzz(func(t *testing.T, data []byte) {
+		opts, payouts := fuzzPayouts(fuzzOptions())
 		var rows []reconcile.Transaction
 		err := p.Parse(t.Context(), bytes.NewReader(data), opts, func(tx reconcile.Transaction) error {
 			rows = append(rows, tx)
@@ -48,9 +48,11 @@ func fuzzParser(f *testing.F, format string) {
 		})
 		if err != nil {
 			checkFuzzError(t, err)
+			checkFuzzPayouts(t, err, nil, *payouts)
 			return
 		}
 		checkFuzzRows(t, opts, rows)
+		checkFuzzPayouts(t, nil, rows, *payouts)
 		last := 0
 		for _, r := range rows {
 			if r.Amount < 0 {
@@ -60,7 +62,11 @@ func fuzzParser(f *testing.F, format string) {
 				t.Errorf("line %d: unknown currency %q accepted", r.Line, r.Currency)
 			}
 			switch r.Kind {
-			case reconcile.KindPayment, reconcile.KindOther, reconcile.KindBatch:
+			case reconcile.KindPayment, reconcile.KindOther:
+			case reconcile.KindBatch:
+				if format == "csv" && strings.ToLower(r.RawKind) != "payout" {
+					t.Errorf("line %d: batch row from the word %q; the canonical CSV's one batch row is a payout", r.Line, r.RawKind)
+				}
 			case reconcile.KindRefund:
 				if r.RefundNo == "" && r.RefundID() == "" {
 					t.Errorf("line %d: refund with neither a RefundNo nor a channel id to match it by", r.Line)
@@ -147,6 +153,47 @@ func checkFuzzError(t *testing.T, err error) {
 	}
 	if msg := err.Error(); !utf8.ValidString(msg) || strings.IndexByte(msg, 0) >= 0 {
 		t.Fatalf("error %q is not text PostgreSQL can store", msg)
+	}
+}
+
+// fuzzPayouts returns opts keeping the payouts a parse gives in the slice
+// it returns.
+func fuzzPayouts(opts Options) (Options, *[]reconcile.Payout) {
+	var payouts []reconcile.Payout
+	opts.Payouts = func(p reconcile.Payout) error {
+		payouts = append(payouts, p)
+		return nil
+	}
+	return opts, &payouts
+}
+
+// checkFuzzPayouts fails unless the payouts of a file accepted with rows
+// are well formed: each named once, first named on a row of the file in
+// its currency, and its own row, where it has one, paying out what its
+// rows net to. A file refused (err) gives none.
+func checkFuzzPayouts(t *testing.T, err error, rows []reconcile.Transaction, payouts []reconcile.Payout) {
+	t.Helper()
+	if err != nil && len(payouts) > 0 {
+		t.Fatalf("a file refused (%v) gave payouts %+v", err, payouts)
+	}
+	byLine := map[int]reconcile.Transaction{}
+	for _, r := range rows {
+		byLine[r.Line] = r
+	}
+	seen := map[string]bool{}
+	for _, p := range payouts {
+		first, ok := byLine[p.Line]
+		switch {
+		case p.ID == "" || seen[p.ID]:
+			t.Errorf("payout %+v: empty id, or named twice", p)
+		case !ok || first.Currency != p.Currency:
+			t.Errorf("payout %+v: its line is no row of the file in its currency", p)
+		case p.HasStated && p.Stated != p.Amount:
+			t.Errorf("payout %+v: pays out other than its rows net to", p)
+		case !p.HasStated && p.Rows == 0:
+			t.Errorf("payout %+v: neither its own row nor rows", p)
+		}
+		seen[p.ID] = true
 	}
 }
 

@@ -65,28 +65,17 @@ func TestStripePayouts(t *testing.T) {
 		t.Errorf("payouts = %+v", got)
 	}
 
-	for _, tt := range []struct {
-		name, body string
-		line       int
-		says       string
-	}{
-		{"two currencies", "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
-			"po_A,2026-12-01 00:00:00,txn_2,2026-11-28 10:00:00,eur,1.00,0.00,1.00,charge,ch_2,ORD2\n", 3, "a payout is in one currency"},
-		{"two dates", "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
-			"po_A,2026-12-03 00:00:00,txn_2,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_2,ORD2\n", 3, "expected on 2026-12-03 here and on 2026-12-01"},
-		{"bad date", "po_A,next week,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n", 2, "want YYYY-MM-DD HH:MM:SS"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			got, err := payoutsOf(t, "stripe", write(tt.body))
-			var pe *reconcile.ParseError
-			if !errors.As(err, &pe) || pe.Line != tt.line || !strings.Contains(err.Error(), tt.says) {
-				t.Fatalf("err = %v, want line %d saying %q", err, tt.line, tt.says)
-			}
-			if len(got) != 0 {
-				t.Errorf("a refused file gave payouts %+v", got)
-			}
-		})
-	}
+	const h = stPayoutHeader
+	runPayoutRefusals(t, "stripe", filepath.Join("testdata", "stripe", "sample"), []badCase{
+		{name: "two currencies", input: h + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
+			"po_A,2026-12-01 00:00:00,txn_2,2026-11-28 10:00:00,eur,1.00,0.00,1.00,charge,ch_2,ORD2\n",
+			line: 3, column: "automatic_payout_id", msg: "a payout is in one currency"},
+		{name: "two dates", input: h + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
+			"po_A,2026-12-03 00:00:00,txn_2,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_2,ORD2\n",
+			line: 3, column: "automatic_payout_id", msg: "expected on 2026-12-03 here and on 2026-12-01"},
+		{name: "bad date", input: h + "po_A,next week,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n",
+			line: 2, column: "automatic_payout_effective_at", msg: "want YYYY-MM-DD HH:MM:SS"},
+	})
 }
 
 // TestAdyenPayout: a batch's MerchantPayout row is its payout, named by

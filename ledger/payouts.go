@@ -117,8 +117,8 @@ const currentRuns = `
 SELECT id FROM runs
  WHERE status = 'SUCCEEDED' AND superseded_by IS NULL AND NOT (channel = $1 AND business_date = $2)`
 
-// OpenPayouts returns the payouts of channels a statement night of bank
-// on day looks for: those of current runs expected within PayoutHorizon
+// OpenPayouts returns the payouts of channels (nil: of every channel) a
+// statement night of bank on day looks for: those of current runs expected within PayoutHorizon
 // days, the latest date's word for a payout two files told of; each
 // with what current runs said of it (arrived, told missing). A payout
 // that arrived more than window days before day is done with.
@@ -129,7 +129,7 @@ WITH cur AS (`+currentRuns+`),
 latest AS (
   SELECT DISTINCT ON (p.channel, p.payout_id) p.*
     FROM payouts p JOIN cur ON cur.id = p.run_id
-   WHERE p.channel = ANY($3::text[]) AND p.expected_on >= $2::date - $4::int
+   WHERE ($3::text[] IS NULL OR p.channel = ANY($3::text[])) AND p.expected_on >= $2::date - $4::int
    ORDER BY p.channel, p.payout_id, p.business_date DESC, p.run_id DESC)
 SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce(l.stated_minor, 0),
        l.stated_minor IS NOT NULL, l.expected_on, l.row_count, l.line,
@@ -174,7 +174,8 @@ WITH cur AS (`+currentRuns+`)
 SELECT e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.reversal, e.booked_on, e.value_on,
        e.bank_ref, e.end_to_end_id, e.type_code, e.counterparty, e.remittance, e.line,
        EXISTS (SELECT 1 FROM findings f JOIN cur c2 ON c2.id = f.run_id
-                WHERE f.category = 'unexpected_credit' AND f.bank_ref = e.entry_key AND f.state <> 'SUPERSEDED')
+                WHERE f.category = 'unexpected_credit' AND f.bank_account = e.account AND f.channel_txn_id = e.entry_key
+                  AND f.state <> 'SUPERSEDED')
   FROM bank_entries e JOIN cur ON cur.id = e.run_id JOIN runs r ON r.id = e.run_id
  WHERE r.channel = $1 AND e.credit AND e.status = 'BOOK' AND coalesce(e.booked_on, e.value_on) >= $2::date - $3::int
    AND NOT EXISTS (SELECT 1 FROM payout_arrivals a JOIN cur c3 ON c3.id = a.run_id WHERE a.entry_keys @> ARRAY[e.entry_key])

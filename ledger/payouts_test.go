@@ -101,7 +101,7 @@ func TestPayoutsAcrossNights(t *testing.T) {
 		Payout: &reconcile.PayoutFacts{Channel: "stripe", ID: "po_B", ExpectedOn: date("2026-11-30")}}
 	unexpected := reconcile.Finding{Category: reconcile.UnexpectedCredit, Kind: reconcile.KindPayout, ChannelTxnID: "ACC/R2",
 		HasLocal: true, LocalAmount: 777, LocalCurrency: "USD",
-		Payout: &reconcile.PayoutFacts{Account: "ACC", BankRef: "ACC/R2", BookedOn: date("2026-11-29")}}
+		Payout: &reconcile.PayoutFacts{Account: "ACC", BankRef: "R2", BookedOn: date("2026-11-29")}}
 	completeRun(t, db, "b-30", "bank", "2026-11-30", ledger.Outcome{Result: &reconcile.Result{Findings: []reconcile.Finding{missing, unexpected}}})
 	if got := openIDs(t, db, "2026-12-01"); !got["po_B"].Told {
 		t.Errorf("po_B told missing on the 30th, not known on the 1st: %+v", got["po_B"])

@@ -75,4 +75,5 @@ ALTER TABLE findings
     ADD COLUMN booked_on      date;
 
 CREATE INDEX findings_payout_idx ON findings (payout_channel, payout_id) WHERE payout_id IS NOT NULL;
-CREATE INDEX findings_bank_ref_idx ON findings (bank_ref) WHERE bank_ref IS NOT NULL;
+-- a credit no payout explains is named by its entry's key
+CREATE INDEX findings_bank_entry_idx ON findings (bank_account, channel_txn_id) WHERE bank_account IS NOT NULL;

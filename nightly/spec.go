@@ -3,6 +3,7 @@ package nightly
 import (
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"reconcile"
@@ -38,6 +39,14 @@ type RunSpec struct {
 	// Feed carries the channel's parser settings (Stripe metadata keys, a
 	// column mapping, the row window); its Location is the business day's.
 	Feed channelfeed.Options
+	// PayoutDelay is how many days after the business date a payout of
+	// the channel's file is expected when the file does not say.
+	PayoutDelay int
+	// Account is, for a bank statement's night, the account its
+	// statements must be of; Terms are the payout terms of every channel
+	// whose payouts it looks for, by channel.
+	Account string
+	Terms   map[string]reconcile.PayoutTerms
 
 	// fingerprint is the file's, taken before the run: its line
 	// count sizes the index once, and the parse checks it reads the
@@ -88,5 +97,33 @@ func NewSpec(cfg config.Config, ch config.Channel, day reconcile.BusinessDay) Ru
 		OutDir:        filepath.Join(cfg.OutDir, day.String(), ch.Name),
 		Grace:         ch.CutOff(),
 		Feed:          ch.Feed(day),
+		PayoutDelay:   ch.PayoutDelay(),
+		Account:       ch.Account,
+		Terms:         payoutTerms(cfg),
 	}
+}
+
+// payoutTerms are the payout terms of every channel of the config that
+// is not a bank account: a statement night looks for their payouts.
+func payoutTerms(cfg config.Config) map[string]reconcile.PayoutTerms {
+	out := map[string]reconcile.PayoutTerms{}
+	for _, ch := range cfg.Channels {
+		if !ch.Statement() {
+			out[ch.Name] = ch.Terms()
+		}
+	}
+	return out
+}
+
+// Statement reports whether the run is a bank statement's night.
+func (s RunSpec) Statement() bool { return slices.Contains(reconcile.StatementFormats, s.Format) }
+
+// expected is p of the run's channel, expected at the bank on the date
+// its file says, else PayoutDelay days after the business date.
+func (s RunSpec) expected(p reconcile.Payout) reconcile.Payout {
+	p.Channel = s.Channel
+	if p.ExpectedOn.IsZero() {
+		p.ExpectedOn = dateOnly(s.Day).AddDate(0, 0, s.PayoutDelay)
+	}
+	return p
 }

@@ -43,8 +43,11 @@ type night struct {
 	res     *reconcile.Result
 	reports *reports.Aside
 	rep     *reports.Rendered
-	posted  int // journals the commit posted
-	stages  []reconcile.Stage
+	posted  int                // journals the commit posted
+	payouts []reconcile.Payout // the payouts the channel's file told of
+	// statement is a bank statement's night's (statement.go).
+	statement *statement
+	stages    []reconcile.Stage
 	// dayCases is the ledger's answer about the orders of the day's
 	// refunds, asked while the file is read (see related).
 	dayCases *aside[[]reconcile.OrderRefunds]
@@ -103,24 +106,9 @@ type stage struct {
 // work runs the night up to its commit, each stage timed and shown in
 // turn; a dry run stops before the commit.
 func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
-	// The day's refunds' orders need nothing of the file: the database
-	// answers while the file is parsed.
-	spec := n.spec
-	n.dayCases = startAside(ctx, func(ctx context.Context) ([]reconcile.OrderRefunds, error) {
-		var out []reconcile.OrderRefunds
-		err := n.db.DayOrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, func(o reconcile.OrderRefunds) error {
-			out = append(out, o)
-			return nil
-		})
-		return out, err
-	})
-	stages := []stage{
-		{"parse", n.parse},
-		{"local records", n.loadLocal},
-		{"related", n.related},
-		{"memory", n.remember},
-		{"match", n.classify},
-		{"still open", n.gather},
+	stages := n.statementStages()
+	if !n.spec.Statement() {
+		stages = n.channelStages(ctx)
 	}
 	if !n.spec.DryRun {
 		stages = append(stages, stage{"commit", n.commit})
@@ -141,6 +129,30 @@ func (n *night) work(ctx context.Context) (*reconcile.Result, error) {
 			"journals", len(res.Journals), "journals_new", n.posted, stageAttrs(n.stages), "reports_heap_bytes", made.Heap)
 	}
 	return n.res, nil
+}
+
+// channelStages are the stages of a channel's settlement file, up to
+// its commit.
+func (n *night) channelStages(ctx context.Context) []stage {
+	// The day's refunds' orders need nothing of the file: the database
+	// answers while the file is parsed.
+	spec := n.spec
+	n.dayCases = startAside(ctx, func(ctx context.Context) ([]reconcile.OrderRefunds, error) {
+		var out []reconcile.OrderRefunds
+		err := n.db.DayOrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, func(o reconcile.OrderRefunds) error {
+			out = append(out, o)
+			return nil
+		})
+		return out, err
+	})
+	return []stage{
+		{"parse", n.parse},
+		{"local records", n.loadLocal},
+		{"related", n.related},
+		{"memory", n.remember},
+		{"match", n.classify},
+		{"still open", n.gather},
+	}
 }
 
 // close removes the reports' temporary files, whatever became of the run.
@@ -193,7 +205,16 @@ func (n *night) parse(ctx context.Context) error {
 		return n.db.LoadWindow(ctx, spec.Channel, spec.Day, spec.Shard, fn)
 	})
 	var rows int64
-	_, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, spec.Parse(), func(tx reconcile.Transaction) {
+	opts := spec.Parse()
+	if spec.Shard.Whole() || spec.Shard.Index == 0 {
+		// The file's payouts, once whatever the shards: every shard reads
+		// the whole file.
+		opts.Payouts = func(p reconcile.Payout) error {
+			n.payouts = append(n.payouts, spec.expected(p))
+			return nil
+		}
+	}
+	_, err := channelfeed.ParseFileAside(ctx, spec.File, spec.Format, opts, func(tx reconcile.Transaction) {
 		in.Row(tx)
 		if rows++; rows%terminal.Every == 0 {
 			progress.Rows(rows)
@@ -420,15 +441,18 @@ func (n *night) waitReports(ctx context.Context) error {
 // memory of the file's rows, the fate of earlier pending findings, and the
 // reports, which the transaction waits for after the large writes.
 func (n *night) commit(ctx context.Context) error {
-	posted, err := n.db.CompleteRun(ctx, ledger.Outcome{
-		Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
-		DisputeEvents: n.found.DisputeEvents, WorkbookName: n.workbookName(), Reports: func() ([]byte, []byte, error) {
-			if err := n.waitReports(ctx); err != nil {
-				return nil, nil, err
-			}
-			return n.rep.Summary, n.rep.Workbook, nil
-		},
-	})
+	o := ledger.Outcome{Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
+		DisputeEvents: n.found.DisputeEvents, Payouts: n.payouts, WorkbookName: n.workbookName()}
+	if st := n.statement; st != nil {
+		o.Entries, o.Arrivals = st.entries, st.arrivals()
+	}
+	o.Reports = func() ([]byte, []byte, error) {
+		if err := n.waitReports(ctx); err != nil {
+			return nil, nil, err
+		}
+		return n.rep.Summary, n.rep.Workbook, nil
+	}
+	posted, err := n.db.CompleteRun(ctx, o)
 	n.posted = posted
 	n.memory = reconcile.NightMemory{} // written: what is left of the night needs none of it
 	return err
@@ -483,4 +507,11 @@ func stageAttrs(stages []reconcile.Stage) slog.Attr {
 		as[i] = slog.Duration(strings.ReplaceAll(s.Name, " ", "_"), s.Took)
 	}
 	return slog.Group("stages", as...)
+}
+
+// dateOnly is the business date as a UTC midnight: the dates of bank
+// entries and payouts are kept so.
+func dateOnly(d reconcile.BusinessDay) time.Time {
+	y, m, day := d.Date.Date()
+	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
 }

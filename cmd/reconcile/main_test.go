@@ -101,17 +101,18 @@ func runArgs(dsn, bill, out string, extra ...string) []string {
 }
 
 type summaryFile struct {
-	RunID        string         `json:"run_id"`
-	Channel      string         `json:"channel"`
-	BusinessDate string         `json:"business_date"`
-	Status       string         `json:"status"`
-	ChannelRows  int            `json:"channel_rows"`
-	LocalRows    int            `json:"local_rows"`
-	Counts       map[string]int `json:"counts"`
-	Replay       bool           `json:"replay"`
-	AutoReversed int            `json:"auto_reversed"`
-	NeedsReview  int            `json:"needs_review"`
-	Error        string         `json:"error"`
+	RunID        string            `json:"run_id"`
+	Channel      string            `json:"channel"`
+	BusinessDate string            `json:"business_date"`
+	Status       string            `json:"status"`
+	ChannelRows  int               `json:"channel_rows"`
+	LocalRows    int               `json:"local_rows"`
+	Counts       map[string]int    `json:"counts"`
+	Replay       bool              `json:"replay"`
+	AutoReversed int               `json:"auto_reversed"`
+	NeedsReview  int               `json:"needs_review"`
+	Error        string            `json:"error"`
+	MoneyAtRisk  map[string]string `json:"money_at_risk"`
 }
 
 func readSummary(t *testing.T, dir string) summaryFile {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"reconcile"
+	"reconcile/bankfeed"
 	"reconcile/channelfeed"
 	"reconcile/config"
 	"reconcile/ledger"
@@ -38,6 +39,7 @@ type runFlags struct {
 	*common
 	date, channel, file, format, tz, out string
 	cpuProfile, shard, metricsFile       string
+	account                              string
 	dryRun, force                        bool
 }
 
@@ -47,7 +49,9 @@ func (a *App) runCmd(ctx context.Context, args []string) error {
 	fs.StringVar(&f.date, "date", "", "business date `YYYY-MM-DD` (required)")
 	fs.StringVar(&f.channel, "channel", "", "channel `NAME` (default: every configured channel)")
 	fs.StringVar(&f.file, "file", "", "settlement file `PATH` (default: the channel's path template)")
-	fs.StringVar(&f.format, "format", "", "settlement `FORMAT`: "+fmt.Sprint(channelfeed.Formats())+" (default: the channel's)")
+	fs.StringVar(&f.format, "format", "", "settlement `FORMAT`: "+fmt.Sprint(channelfeed.Formats())+", or a bank statement's: "+
+		fmt.Sprint(bankfeed.Formats())+" (default: the channel's)")
+	fs.StringVar(&f.account, "account", "", "the bank `ACCOUNT` (IBAN or number) a statement must be of (default: the channel's)")
 	fs.StringVar(&f.tz, "tz", "", "business time `ZONE`, IANA name (default: the channel's, else UTC)")
 	fs.StringVar(&f.out, "out", "", "output `DIR` (default: out/<date>/<channel>)")
 	fs.BoolVar(&f.dryRun, "dry-run", false, "compute and report, write nothing to the database")
@@ -175,11 +179,21 @@ func (f *runFlags) spec(cfg config.Config, ch config.Channel, several bool) (nig
 	if err != nil {
 		return nightly.RunSpec{}, err
 	}
+	if f.account != "" {
+		ch.Account = f.account
+	}
 	if ch.Format == "" {
 		return nightly.RunSpec{}, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
 	}
-	if _, err := channelfeed.Lookup(ch.Format); err != nil {
-		return nightly.RunSpec{}, usagef("run", "--format: %s", err)
+	if ch.Statement() {
+		if ch.Account == "" {
+			return nightly.RunSpec{}, usagef("run", "--account is required for the bank statement of %s (no account configured)", ch.Name)
+		}
+		if f.shard != "" {
+			return nightly.RunSpec{}, usagef("run", "--shard: a bank statement is read whole, not in shards")
+		}
+	} else if _, err := channelfeed.Lookup(ch.Format); err != nil {
+		return nightly.RunSpec{}, usagef("run", "--format: %s (bank statements: %v)", err, bankfeed.Formats())
 	}
 	spec := nightly.NewSpec(cfg, ch, day)
 	spec.DryRun, spec.Force = f.dryRun, f.force

@@ -33,12 +33,13 @@ unit: ## go test -race on every package (starts its own PostgreSQL); ends with t
 demo-check: ## run `make demo` into a temporary directory and check what it wrote
 	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
 	$(MAKE) --no-print-directory demo OUT="$$tmp" && \
-	for ch in wechatpay alipay stripe adyen; do \
-		test -s "$$tmp/2026-11-28/$$ch/review-$$ch-2026-11-28.xlsx" && \
-		grep -q '"status": "SUCCEEDED"' "$$tmp/2026-11-28/$$ch/summary.json" || \
+	for run in 2026-11-28/wechatpay 2026-11-28/alipay 2026-11-28/stripe 2026-11-28/adyen 2026-12-01/bank; do \
+		day=$${run%/*}; ch=$${run#*/}; \
+		test -s "$$tmp/$$run/review-$$ch-$$day.xlsx" && \
+		grep -q '"status": "SUCCEEDED"' "$$tmp/$$run/summary.json" || \
 		{ echo "demo-check: $$ch wrote no workbook or no successful summary.json"; exit 1; }; \
 	done && \
-	echo "demo-check: four workbooks and summary.json files written"
+	echo "demo-check: five workbooks and summary.json files written"
 
 FUZZERS = FuzzCSV FuzzWeChatPay FuzzAlipay FuzzStripe FuzzAdyen FuzzMapped
 

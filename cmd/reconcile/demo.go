@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"reconcile"
 	"reconcile/config"
@@ -56,20 +57,21 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 		res  *reconcile.Result
 	}
 	var results []done
-	for _, ch := range fixtures.Channels {
+	channels, err := demoChannels()
+	if err != nil {
+		return err
+	}
+	cfg.Channels = channels
+	for i, ch := range append(slices.Clone(fixtures.Channels), fixtures.Bank) {
 		bill := filepath.Join(inbox, ch.BillName)
 		if err := os.WriteFile(bill, ch.Bill(), 0o644); err != nil {
 			return err
 		}
-		// The defaults of a configured channel, its bill in the inbox.
-		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone}
-		if ch.FeeContract != "" {
-			cc.Fee = &config.FeeContract{}
-			if err := json.Unmarshal([]byte(ch.FeeContract), cc.Fee); err != nil {
-				return fmt.Errorf("demo: %s's fee contract: %w", ch.Name, err)
-			}
+		cc, date := channels[i], fixtures.Date
+		if cc.Statement() {
+			date = fixtures.BankDate
 		}
-		day, err := businessDay("demo", cc, fixtures.Date, "")
+		day, err := businessDay("demo", cc, date, "")
 		if err != nil {
 			return err
 		}
@@ -89,6 +91,27 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 			d.res.AutoReversed(), filepath.Join(d.spec.OutDir, reports.WorkbookName(d.spec.Channel, d.spec.Day)))
 	}
 	return nil
+}
+
+// demoChannels are the fixtures' channels and bank account as a config
+// names them, in the order the demo runs them: their defaults, and their
+// fee contracts and payout counterparties.
+func demoChannels() ([]config.Channel, error) {
+	var out []config.Channel
+	for _, ch := range append(slices.Clone(fixtures.Channels), fixtures.Bank) {
+		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone, Account: ch.Account}
+		if ch.FeeContract != "" {
+			cc.Fee = &config.FeeContract{}
+			if err := json.Unmarshal([]byte(ch.FeeContract), cc.Fee); err != nil {
+				return nil, fmt.Errorf("demo: %s's fee contract: %w", ch.Name, err)
+			}
+		}
+		if len(ch.Counterparties) > 0 {
+			cc.Payouts = &config.Payouts{Counterparties: ch.Counterparties}
+		}
+		out = append(out, cc)
+	}
+	return out, nil
 }
 
 // headedNotifier introduces the printed alert, so a reader of the demo

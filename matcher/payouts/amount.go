@@ -78,9 +78,21 @@ func (n *night) byAmount() {
 				continue
 			}
 			n.taken[e] = true
-			n.got[p] = found{arrived: true, amount: o.Amount, on: n.dates[e], keys: []int32{int32(e)}}
+			n.got[p] = found{arrived: true, amount: o.Amount, on: n.dates[e], keys: n.alone(e)}
 		}
 	}
+}
+
+// alone is the list of entry e alone, in an array all such lists share:
+// a night's matches by amount are as many as its entries.
+func (n *night) alone(e int) []int32 {
+	if n.places == nil {
+		n.places = make([]int32, len(n.ents))
+		for i := range n.places {
+			n.places[i] = int32(i)
+		}
+	}
+	return n.places[e : e+1 : e+1]
 }
 
 // amountEntry reports whether entry e is looked for by amount: a booked
@@ -135,8 +147,11 @@ type dated struct {
 
 func newByDate(list []dated) byDate {
 	slices.SortFunc(list, func(a, b dated) int {
+		if c := cmp.Compare(a.key.amount, b.key.amount); c != 0 {
+			return c // first: the key that tells most apart
+		}
 		return cmp.Or(cmp.Compare(a.key.channel, b.key.channel), strings.Compare(a.key.currency, b.key.currency),
-			cmp.Compare(a.key.amount, b.key.amount), a.date.Compare(b.date), cmp.Compare(a.item, b.item))
+			a.date.Compare(b.date), cmp.Compare(a.item, b.item))
 	})
 	x := byDate{runs: make(map[amountKey][2]int32), items: make([]int32, len(list)), dates: make([]time.Time, len(list))}
 	for i, d := range list {

@@ -60,7 +60,9 @@ func summarize(r Result) outcome {
 	for _, c := range r.Cases {
 		o.cases = append(o.cases, fmt.Sprintf("%s/%s %s %d", c.Channel, c.ID, c.Status, c.Arrived))
 	}
-	o.taken = r.Taken
+	if len(r.Taken) > 0 {
+		o.taken = r.Taken
+	}
 	return o
 }
 

@@ -67,10 +67,15 @@ func (n *night) settle(members []int32) {
 		for _, p := range n.named.of(int(e)) {
 			if n.namesOpen(int(p), int(e)) {
 				g := &n.got[p]
-				g.keys = append(g.keys, e)
 				g.on = later(g.on, n.dates[e])
+				if len(pays) > 1 {
+					g.keys = append(g.keys, e)
+				}
 			}
 		}
+	}
+	if len(pays) == 1 {
+		n.got[pays[0]].keys = slices.Clip(ents) // each entry names it: the group's array serves
 	}
 	left := magnitude(brought)
 	for i, p := range pays {

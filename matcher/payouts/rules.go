@@ -98,7 +98,7 @@ func entryDate(e reconcile.BankEntry, day time.Time) time.Time {
 }
 
 // bankRef names an entry: the bank's reference, else its key.
-func bankRef(e Entry) string {
+func bankRef(e *Entry) string {
 	if e.BankRef != "" {
 		return e.BankRef
 	}

@@ -73,7 +73,8 @@ func foldByte(b byte) byte {
 // share: Stripe's ids all begin with the word "po", Adyen's batches are
 // all "batch <n>", and a lookup of such a word would try them all.
 type refIndex struct {
-	first map[string]int32 // a word → the first name indexed by it
+	words map[string]int32 // a word of the names → its number
+	first []int32          // by word: the first name indexed by it; -1 none
 	names []refName
 }
 
@@ -87,7 +88,7 @@ type refName struct {
 // refs are the texts an entry may name a payout by (rule 15b): its id,
 // and its reference where the file gives one. A name of fewer than
 // minRefLen characters is never looked for.
-func refs(p Open) [2]string {
+func refs(p *Open) [2]string {
 	var out [2]string
 	for i, s := range []string{p.ID, p.Reference} {
 		if utf8.RuneCountInString(s) >= minRefLen && (i == 0 || s != p.ID) {
@@ -97,36 +98,51 @@ func refs(p Open) [2]string {
 	return out
 }
 
-func newRefIndex(pays []Open) *refIndex {
-	shared := map[string]int32{} // how many names hold each word
-	for _, p := range pays {
-		for _, s := range refs(p) {
-			for b, e := nextWord(s, 0); b < len(s); b, e = nextWord(s, e) {
-				shared[s[b:e]]++
-			}
-		}
-	}
-	x := &refIndex{first: make(map[string]int32, len(shared)), names: make([]refName, 0, len(pays))}
+func newRefIndex(pays []*Open) *refIndex {
+	x := &refIndex{words: make(map[string]int32, 2*len(pays)), names: make([]refName, 0, len(pays))}
+	var shared []int32 // by word: how many names hold it
+	type word struct{ at, id int32 }
+	var words []word // each name's words, in one array
+	ends := make([]int32, 0, len(pays))
 	for i, p := range pays {
 		if p.Amount == 0 {
 			continue // never open, never sent back
 		}
 		for _, s := range refs(p) {
-			at, word := -1, ""
 			for b, e := nextWord(s, 0); b < len(s); b, e = nextWord(s, e) {
-				if w := s[b:e]; at < 0 || shared[w] < shared[word] || shared[w] == shared[word] && len(w) > len(word) {
-					at, word = b, w
+				id, ok := x.words[s[b:e]]
+				if !ok {
+					id = int32(len(shared))
+					x.words[s[b:e]] = id
+					shared = append(shared, 0)
 				}
+				shared[id]++
+				words = append(words, word{int32(b), id})
 			}
-			if at < 0 {
-				continue // no letter or digit: nothing a word could find
+			if s != "" {
+				x.names = append(x.names, refName{text: s, payout: int32(i)})
+				ends = append(ends, int32(len(words)))
 			}
-			next, ok := x.first[word]
-			if !ok {
-				next = -1
+		}
+	}
+	x.first = make([]int32, len(shared))
+	for i := range x.first {
+		x.first[i] = -1
+	}
+	from := int32(0)
+	for k := range x.names {
+		nm := &x.names[k]
+		best := word{at: -1}
+		for _, w := range words[from:ends[k]] {
+			if best.at < 0 || shared[w.id] < shared[best.id] {
+				best = w
 			}
-			x.first[word] = int32(len(x.names))
-			x.names = append(x.names, refName{text: s, at: at, payout: int32(i), next: next})
+		}
+		from = ends[k]
+		// A name without a letter or a digit has no word to be found by.
+		if best.at >= 0 {
+			nm.at, nm.next = int(best.at), x.first[best.id]
+			x.first[best.id] = int32(k)
 		}
 	}
 	return x
@@ -136,8 +152,11 @@ func newRefIndex(pays []Open) *refIndex {
 // from its own entry on (dst[from:]).
 func (x *refIndex) find(dst []int32, from int, text string) []int32 {
 	for b, e := nextWord(text, 0); b < len(text); b, e = nextWord(text, e) {
-		k, ok := x.first[text[b:e]]
-		for ; ok && k >= 0; k = x.names[k].next {
+		id, ok := x.words[text[b:e]]
+		if !ok {
+			continue
+		}
+		for k := x.first[id]; k >= 0; k = x.names[k].next {
 			nm := &x.names[k]
 			if namesAt(text, nm.text, b-nm.at) && !slices.Contains(dst[from:], nm.payout) {
 				dst = append(dst, nm.payout)
@@ -149,7 +168,7 @@ func (x *refIndex) find(dst []int32, from int, text string) []int32 {
 
 // scan lists, for each booked entry, the payouts its end-to-end id, bank
 // reference or remittance names, each field read on its own.
-func (x *refIndex) scan(ents []Entry) spans {
+func (x *refIndex) scan(ents []*Entry) spans {
 	s := spans{at: make([]int32, 1, len(ents)+1), list: make([]int32, 0, len(ents))}
 	for _, e := range ents {
 		if booked(e.BankEntry) && len(x.names) > 0 {

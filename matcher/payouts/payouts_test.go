@@ -10,7 +10,11 @@ import (
 	"reconcile"
 )
 
+// date0 is a date as YYYY-MM-DD; "" is none.
 func date0(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
 	t, err := time.Parse(time.DateOnly, s)
 	if err != nil {
 		panic(err)
@@ -129,6 +133,14 @@ var matchTests = []matchTest{
 			cases: []string{"stripe/po_12 expected 0", "stripe/po_1234 arrived 10000"}, taken: []string{"NL01/B2"}},
 	},
 	{
+		name: "reference of several words, not whole",
+		payouts: []Open{with(pay("mapped", "mp_77", 10000, "2026-12-03"), func(p *Open) { p.Reference = "PAYOUT-2026-12-01 ACME" }),
+			with(pay("mapped", "mp_78", 20000, "2026-12-03"), func(p *Open) { p.Reference = "PAYOUT-2026-12-02 ACME" })},
+		entries: []Entry{credit("B1", 10000, "2026-12-02", "", "PAYOUT-2026-12-01 ACMEX"), credit("B2", 20000, "2026-12-02", "", "PAYOUT-2026-12-02 ACME.")},
+		want: outcome{arrivals: []string{"mapped/mp_78 [NL01/B2] 20000 2026-12-02"},
+			cases: []string{"mapped/mp_77 expected 0", "mapped/mp_78 arrived 20000"}, taken: []string{"NL01/B2"}},
+	},
+	{
 		name:    "id shorter than 4 characters",
 		payouts: []Open{pay("mapped", "p17", 10000, "2026-12-03")},
 		entries: []Entry{credit("B1", 10000, "2026-12-02", "", "p17")},
@@ -201,6 +213,13 @@ var matchTests = []matchTest{
 		want: outcome{arrivals: []string{"stripe/po_A1 [NL01/B1] 10000 2026-12-02 short", "stripe/po_B2 [NL01/B1] 2000 2026-12-02 short"},
 			findings: []string{"payout_amount_mismatch po_A1 risk 500"},
 			cases:    []string{"stripe/po_A1 mismatch 10000", "stripe/po_B2 mismatch 2000"}, taken: []string{"NL01/B1"}},
+	},
+	{
+		name:    "entries and payouts naming each other in a mesh",
+		payouts: []Open{pay("stripe", "po_A1", 10000, "2026-12-01"), pay("stripe", "po_B2", 2500, "2026-12-01")},
+		entries: []Entry{credit("B1", 10000, "2026-12-02", "", "po_A1 po_B2"), credit("B2", 2500, "2026-12-01", "", "po_B2")},
+		want: outcome{arrivals: []string{"stripe/po_A1 [NL01/B1] 10000 2026-12-02", "stripe/po_B2 [NL01/B1 NL01/B2] 2500 2026-12-02"},
+			cases: []string{"stripe/po_A1 arrived 10000", "stripe/po_B2 arrived 2500"}, taken: []string{"NL01/B1", "NL01/B2"}},
 	},
 	{
 		name:    "several entries of one payout",
@@ -336,6 +355,13 @@ var matchTests = []matchTest{
 		entries: []Entry{reversal},
 		want: outcome{findings: []string{"payout_returned po_1Arrived risk 5000"},
 			cases: []string{"stripe/po_1Arrived returned 5000", "stripe/po_Other expected 0"}, taken: []string{"NL01/B7"}},
+	},
+	{
+		name:    "a reversal two arrived payouts fit",
+		payouts: []Open{arrived, with(arrived, func(p *Open) { p.ID = "po_2Arrived" })},
+		entries: []Entry{reversal},
+		want: outcome{findings: []string{"payout_returned NL01/B7 risk 5000"},
+			cases: []string{"stripe/po_1Arrived arrived 5000", "stripe/po_2Arrived arrived 5000"}, taken: []string{"NL01/B7"}},
 	},
 	{
 		name:    "a reversal past the window",

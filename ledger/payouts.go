@@ -47,6 +47,10 @@ type OpenPayout struct {
 	Told      bool // payout_missing was told by a current run
 	Arrived   bool
 	ArrivedOn time.Time
+	// ArrivedAmount is what its entries brought, Short whether a night
+	// found that was not its amount.
+	ArrivedAmount int64
+	Short         bool
 }
 
 // EarlierCredit is a credit of an earlier statement no payout took.
@@ -136,9 +140,12 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
        EXISTS (SELECT 1 FROM findings f JOIN cur ON cur.id = f.run_id
                 WHERE f.category = 'payout_missing' AND f.payout_channel = l.channel AND f.payout_id = l.payout_id
                   AND f.state <> 'SUPERSEDED'),
-       (SELECT max(a.arrived_on) FROM payout_arrivals a JOIN cur ON cur.id = a.run_id
-         WHERE a.channel = l.channel AND a.payout_id = l.payout_id)
+       a.arrived_on, coalesce(a.amount, 0), coalesce(a.short, false)
   FROM latest l
+  LEFT JOIN LATERAL (
+        SELECT max(a.arrived_on) AS arrived_on, sum(a.amount_minor)::bigint AS amount, bool_or(a.short) AS short
+          FROM payout_arrivals a JOIN cur ON cur.id = a.run_id
+         WHERE a.channel = l.channel AND a.payout_id = l.payout_id) a ON true
  ORDER BY l.expected_on, l.channel, l.payout_id`, bank, date, channels, PayoutHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("open payouts: %w", interpretError(err))
@@ -151,7 +158,7 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 			arrived *time.Time
 		)
 		if err := rows.Scan(&p.Channel, &p.ID, &p.Reference, &p.Amount, &p.Currency, &p.Stated, &p.HasStated,
-			&p.ExpectedOn, &p.Rows, &p.Line, &p.Told, &arrived); err != nil {
+			&p.ExpectedOn, &p.Rows, &p.Line, &p.Told, &arrived, &p.ArrivedAmount, &p.Short); err != nil {
 			return nil, fmt.Errorf("open payouts: %w", interpretError(err))
 		}
 		if arrived != nil {

@@ -78,7 +78,7 @@ func TestPayoutsAcrossNights(t *testing.T) {
 		Arrivals: []ledger.Arrival{{Channel: "stripe", PayoutID: "po_A", Keys: []string{"ACC/R1"}, Amount: 10000, On: date("2026-11-29")}},
 	})
 	got = openIDs(t, db, "2026-11-30")
-	if a := got["po_A"]; !a.Arrived || !a.ArrivedOn.Equal(date("2026-11-29")) || got["po_B"].Arrived {
+	if a := got["po_A"]; !a.Arrived || !a.ArrivedOn.Equal(date("2026-11-29")) || a.ArrivedAmount != 10000 || a.Short || got["po_B"].Arrived {
 		t.Errorf("after the 29th's statement: %+v", got)
 	}
 	if again := openIDs(t, db, "2026-11-29"); again["po_A"].Arrived {

@@ -121,7 +121,8 @@ func (n *night) matchPayouts(ctx context.Context) error {
 	spec, st := n.spec, n.statement
 	in := payouts.Input{Day: dateOnly(spec.Day), Terms: st.terms}
 	for _, p := range st.open {
-		in.Payouts = append(in.Payouts, payouts.Open{Payout: p.Payout, Told: p.Told, Arrived: p.Arrived, ArrivedOn: p.ArrivedOn})
+		in.Payouts = append(in.Payouts, payouts.Open{Payout: p.Payout, Told: p.Told, Arrived: p.Arrived, ArrivedOn: p.ArrivedOn,
+			ArrivedAmount: p.ArrivedAmount, Short: p.Short})
 	}
 	for _, e := range st.entries {
 		in.Entries = append(in.Entries, payouts.Entry{BankEntry: e.BankEntry, Key: e.Key})

@@ -171,7 +171,8 @@ func TestPayoutsReachTheBank(t *testing.T) {
 	if s01.Counts["unexpected_credit"] != 1 || s01.Counts["payout_missing"] != 0 {
 		t.Errorf("the 1st: %v; want the 7.77 credit told, nothing missing yet", s01.Counts)
 	}
-	if got := payoutStatus(t, out01, "2026-12-01"); got["po_1DDDD"] != "arrived" || got["po_1CCCC"] != "expected" {
+	if got := payoutStatus(t, out01, "2026-12-01"); got["po_1DDDD"] != "arrived" || got["po_1CCCC"] != "expected" ||
+		got["po_1BBBB"] != "mismatch" || got["PAY-0001"] != "arrived" {
 		t.Errorf("the 1st's Payouts sheet: %v", got)
 	}
 	out03 := w.run("bank", "2026-12-03", camt("2026-12-03", 92777, camtEntry{-1000, "R03-1", "Telekom", "Rechnung"}))

@@ -50,6 +50,10 @@ type Open struct {
 	Told      bool // payout_missing was told on an earlier night
 	Arrived   bool // an earlier night matched it: it is here to catch a return
 	ArrivedOn time.Time
+	// ArrivedAmount is what the earlier night's entries brought, Short
+	// whether that was not its amount.
+	ArrivedAmount int64
+	Short         bool
 }
 
 // Entry is a bank entry as the night finds it.
@@ -326,7 +330,10 @@ func (n *night) cases() []reconcile.PayoutCase {
 			c.Status = reconcile.PayoutArrived // nothing to carry: never open
 		case o.Arrived:
 			// An earlier night found it; what it brought is the ledger's.
-			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, o.Amount, o.ArrivedOn
+			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, o.ArrivedAmount, o.ArrivedOn
+			if o.Short {
+				c.Status = reconcile.PayoutShort
+			}
 		case overdue(n.day, o.ExpectedOn, n.window(n.payCh[p])):
 			c.Status = reconcile.PayoutOverdue
 		}

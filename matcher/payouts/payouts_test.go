@@ -73,7 +73,7 @@ func summarize(r Result) outcome {
 // Payouts and entries the table of TestMatch shares.
 var (
 	adyen      = with(pay("adyen", "batch 412", 17910, "2026-12-01"), func(p *Open) { p.Reference = "TX000000412XT batch 412, AcmeShopECOM" })
-	arrived    = with(pay("stripe", "po_1Arrived", 5000, "2026-11-28"), func(p *Open) { p.Arrived, p.ArrivedOn = true, date0("2026-11-28") })
+	arrived    = with(pay("stripe", "po_1Arrived", 5000, "2026-11-28"), func(p *Open) { p.Arrived, p.ArrivedOn, p.ArrivedAmount = true, date0("2026-11-28"), p.Amount })
 	toldLate   = with(pay("stripe", "po_1Late", 5000, "2026-11-28"), func(p *Open) { p.Told = true })
 	e2e        = with(credit("B1", 10000, "2026-12-02", "", ""), func(e *Entry) { e.EndToEndID = "po_1Qx7AbC" })
 	pending    = with(credit("B1", 10000, "2026-12-02", "STRIPE", "po_1Qx7AbC"), func(e *Entry) { e.Status = "PDNG" })
@@ -333,6 +333,11 @@ var matchTests = []matchTest{
 		payouts: []Open{arrived},
 		entries: []Entry{credit("B1", 5000, "2026-11-29", "", "po_1Arrived")},
 		want:    outcome{findings: []string{"unexpected_credit NL01/B1 risk 5000"}, cases: []string{"stripe/po_1Arrived arrived 5000"}},
+	},
+	{
+		name:    "arrived short on an earlier night",
+		payouts: []Open{with(arrived, func(p *Open) { p.ArrivedAmount, p.Short = 4500, true })},
+		want:    outcome{cases: []string{"stripe/po_1Arrived mismatch 4500"}},
 	},
 	{
 		name:    "returned by reference",

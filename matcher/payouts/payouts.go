@@ -237,7 +237,8 @@ func comparePayouts(a, b *Open) int {
 	}
 	return cmp.Or(strings.Compare(a.Currency, b.Currency), cmp.Compare(a.Amount, b.Amount), a.ExpectedOn.Compare(b.ExpectedOn),
 		strings.Compare(a.Reference, b.Reference), cmp.Compare(a.Line, b.Line), compareBool(a.Arrived, b.Arrived),
-		a.ArrivedOn.Compare(b.ArrivedOn), compareBool(a.Told, b.Told))
+		a.ArrivedOn.Compare(b.ArrivedOn), cmp.Compare(a.ArrivedAmount, b.ArrivedAmount), compareBool(a.Short, b.Short),
+		compareBool(a.Told, b.Told))
 }
 
 func compareBool(a, b bool) int {

@@ -24,7 +24,7 @@ func TestCheckReadsLikeLoad(t *testing.T) {
 	if got := c.Decoded.Config; !reflect.DeepEqual(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	if line := c.Decoded.Lines["channels[4].mapping.columns.amount"]; line != 122 {
-		t.Errorf("line of channels[4].mapping.columns.amount: got %d, want 122", line)
+	if line := c.Decoded.Lines["channels[4].mapping.columns.amount"]; line != 124 {
+		t.Errorf("line of channels[4].mapping.columns.amount: got %d, want 124", line)
 	}
 }

@@ -309,7 +309,7 @@ func TestExampleConfigLoads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cfg.Channels) != 5 || cfg.Schedule.Spec != "0 * * * *" || cfg.Slack.Channel != "#payments-recon" {
+	if len(cfg.Channels) != 6 || cfg.Schedule.Spec != "0 * * * *" || cfg.Slack.Channel != "#payments-recon" {
 		t.Errorf("example config: got %+v", cfg)
 	}
 	bad := filepath.Join(t.TempDir(), "bad.json")

@@ -238,3 +238,77 @@ func sheetRows(t *testing.T, path, sheet string) [][]string {
 	}
 	return rows
 }
+
+// TestStatementRefused: a statement the job cannot take whole stops its
+// night with the place named and nothing written; a dry run writes its
+// reports and nothing else; a statement is never sharded.
+func TestStatementRefused(t *testing.T) {
+	w := newPayoutWorld(t)
+	good := camt("2026-11-28", 1000, camtEntry{500, "R1", "STRIPE", "po_1AAAA"})
+	cases := []struct {
+		name, body string
+		says       []string
+	}{
+		{"another account", strings.Replace(good, payoutIBAN, "NL91ABNA0417164300", 1),
+			[]string{"bank-2026-11-28.xml:7: column account", `a statement of account "NL91ABNA0417164300"`}},
+		{"unbalanced", strings.Replace(good, `<Amt Ccy="EUR">15.00</Amt>`, `<Amt Ccy="EUR">15.01</Amt>`, 1),
+			[]string{"control total does not add up"}},
+		{"an entity", strings.Replace(good, "<Document", `<!DOCTYPE d [<!ENTITY x "y">]><Document`, 1),
+			[]string{"bank-2026-11-28.xml:2", "DOCTYPE"}},
+		{"a cent too fine", strings.Replace(good, `<Amt Ccy="EUR">5.00</Amt>`, `<Amt Ccy="EUR">5.001</Amt>`, 1),
+			[]string{"Ntry[1]/Amt", "more decimals than the currency has"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if err := os.WriteFile(filepath.Join(w.dir, "bank-2026-11-28.xml"), []byte(tc.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			w.c.errb.Reset()
+			code := w.c.run(t, "run", "--config", w.cfg, "--dsn", w.dsn, "--channel", "bank", "--date", "2026-11-28",
+				"--out", filepath.Join(w.dir, "refused"))
+			if code != ExitFailed {
+				t.Fatalf("exit %d, want %d\n%s", code, ExitFailed, w.c.errb)
+			}
+			for _, s := range tc.says {
+				if !strings.Contains(w.c.errb.String(), s) {
+					t.Errorf("stderr does not say %q:\n%s", s, w.c.errb)
+				}
+			}
+			w.wantRows("bank_entries", 0)
+		})
+	}
+
+	dry := w.run("bank", "2026-11-28", good, "--dry-run")
+	if s := readSummary(t, dry); s.ChannelRows != 1 || s.Status != "SUCCEEDED" {
+		t.Errorf("dry run: %+v", s)
+	}
+	w.wantRows("bank_entries", 0)
+	w.wantRows("runs WHERE channel = 'bank' AND status = 'SUCCEEDED'", 0)
+
+	if code := w.c.run(t, "run", "--config", w.cfg, "--dsn", w.dsn, "--channel", "bank", "--date", "2026-11-28",
+		"--shard", "0/2"); code != ExitUsage {
+		t.Errorf("a sharded statement: exit %d, want %d", code, ExitUsage)
+	}
+
+	// A channel file refused keeps no payout.
+	if err := os.WriteFile(filepath.Join(w.dir, "shop-2026-11-28.csv"), []byte(
+		"type,order_no,refund_no,channel_txn_id,amount,currency,occurred_at,payout_id\n"+
+			"payment,S1,,X1,30.00,EUR,2026-11-28T09:00:00Z,PAY-0009\n"+
+			"payout,,,PX,31.00,EUR,2026-11-28T23:00:00Z,PAY-0009\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.c.run(t, "run", "--config", w.cfg, "--dsn", w.dsn, "--channel", "shop", "--date", "2026-11-28",
+		"--out", filepath.Join(w.dir, "shop-refused")); code != ExitFailed {
+		t.Errorf("a payout its rows do not add up to: exit %d\n%s", code, w.c.errb)
+	}
+	w.wantRows("payouts", 0)
+}
+
+// wantRows checks how many rows a table (and condition) holds.
+func (w *payoutWorld) wantRows(from string, want int) {
+	w.t.Helper()
+	var n int
+	if err := w.db.Pool().QueryRow(context.Background(), "SELECT count(*) FROM "+from).Scan(&n); err != nil || n != want {
+		w.t.Errorf("%s: %d rows (%v), want %d", from, n, err, want)
+	}
+}

@@ -101,7 +101,7 @@ func checkText(s string, max int) string {
 // ReadFile reads the statement file at path, opened as every file the job
 // did not write is (inputfile.Open), with format's reader, hashing its
 // bytes as they are read: the hex SHA-256 names the file the entries came
-// from. o.Name defaults to path.
+// from. o.Name defaults to path; a nil fn only validates.
 func ReadFile(path, format string, o Options, fn func(reconcile.BankEntry) error) (stmts []reconcile.BankStatement, sha string, err error) {
 	read, err := Lookup(format)
 	if err != nil {
@@ -114,6 +114,9 @@ func ReadFile(path, format string, o Options, fn func(reconcile.BankEntry) error
 	defer f.Close()
 	if o.Name == "" {
 		o.Name = path
+	}
+	if fn == nil { // only validates
+		fn = func(reconcile.BankEntry) error { return nil }
 	}
 	h := sha256.New()
 	stmts, err = read(io.TeeReader(f, h), o, fn)

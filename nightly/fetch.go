@@ -13,6 +13,7 @@ import (
 
 	"reconcile"
 	"reconcile/atomicfile"
+	"reconcile/bankfeed"
 	"reconcile/channelfeed"
 	"reconcile/config"
 	"reconcile/fetch"
@@ -413,6 +414,10 @@ func batchDate(ctx context.Context, path string, ch config.Channel, name string,
 // at the fetch, naming the line.
 func parserLook(ctx context.Context, ch config.Channel, day reconcile.BusinessDay, final string) func(string) error {
 	return func(tmp string) error {
+		if ch.Statement() { // a bank's statement, dropped on SFTP
+			_, _, err := bankfeed.ReadFile(tmp, ch.Format, bankfeed.Options{Name: final}, nil)
+			return err
+		}
 		opts := NewSpec(config.Config{}, ch, day).Parse()
 		opts.Name = final
 		_, err := channelfeed.ParseFile(ctx, tmp, ch.Format, opts, nil)

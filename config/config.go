@@ -118,8 +118,9 @@ type Channel struct {
 	// Fetch, when set, has the job download the file itself into Path.
 	Fetch *Fetch `json:"fetch,omitempty"`
 	// Account is, for a bank account (formats camt053, mt940, bai2), the
-	// IBAN or account number its statements must be of.
-	Account string `json:"account,omitempty"`
+	// IBAN or account number its statements must be of: one, or a list
+	// for a file that holds the statements of several.
+	Account Accounts `json:"account,omitempty"`
 	// Payouts says how the channel's payouts reach the bank.
 	Payouts *Payouts `json:"payouts,omitempty"`
 }

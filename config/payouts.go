@@ -1,11 +1,42 @@
 package config
 
 import (
+	"encoding/json"
+	"errors"
 	"strings"
 
 	"reconcile"
 	"reconcile/bankfeed"
 )
+
+// Accounts are a bank channel's accounts: the config writes one as a
+// string, several as a list.
+type Accounts []string
+
+func (a *Accounts) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		*a = Accounts{one}
+		return nil
+	}
+	var list []string
+	if err := json.Unmarshal(b, &list); err != nil {
+		return errors.New("want an account or a list of accounts")
+	}
+	*a = list
+	return nil
+}
+
+// Holds reports whether a statement's account is one of them
+// (reconcile.SameAccount).
+func (a Accounts) Holds(stated, currency string) bool {
+	for _, c := range a {
+		if reconcile.SameAccount(c, stated, currency) {
+			return true
+		}
+	}
+	return false
+}
 
 // Payouts says how a channel's payouts reach the bank (rule 15).
 type Payouts struct {
@@ -66,17 +97,20 @@ func (ch Channel) Statement() bool {
 func (ch Channel) payoutProblems(at, where string) []error {
 	var errs []error
 	if ch.Statement() {
-		if strings.TrimSpace(ch.Account) == "" {
+		if len(ch.Account) == 0 {
 			errs = append(errs, fieldErrorf(at+".account", "%s: format %s is a bank statement: give the \"account\" (IBAN or account number) its statements must be of", where, ch.Format))
-		} else if f := reconcile.TextFault(ch.Account); f != "" || len(ch.Account) > 64 {
-			errs = append(errs, fieldErrorf(at+".account", "%s: account %s: want an IBAN or account number", where, reconcile.Quote(ch.Account)))
+		}
+		for _, a := range ch.Account {
+			if strings.TrimSpace(a) == "" || reconcile.TextFault(a) != "" || len(a) > 64 {
+				errs = append(errs, fieldErrorf(at+".account", "%s: account %s: want an IBAN or account number", where, reconcile.Quote(a)))
+			}
 		}
 		if ch.Payouts != nil {
 			errs = append(errs, fieldErrorf(at+".payouts", "%s: a bank account pays out nothing: \"payouts\" belongs to the channels that pay into it", where))
 		}
 		return errs
 	}
-	if ch.Account != "" {
+	if len(ch.Account) > 0 {
 		errs = append(errs, fieldErrorf(at+".account", "%s: \"account\" is a bank statement's (formats %s), not format %s's",
 			where, strings.Join(bankfeed.Formats(), ", "), reconcile.Quote(ch.Format)))
 	}

@@ -20,6 +20,9 @@ func TestPayoutSettings(t *testing.T) {
 		counterparties []string
 	}{
 		{"defaults", stripe + `}, ` + bank + `, "account": "DE89370400440532013000"}`, "", 3, 2, nil},
+		{"several accounts", stripe + `}, ` + bank + `, "account": ["DE89370400440532013000", "DE12500105170648489890"]}`, "", 3, 2, nil},
+		{"an account of nothing", bank + `, "account": []}`, `give the "account"`, 0, 0, nil},
+		{"an account that is a number", bank + `, "account": 42}`, "want an account or a list of accounts", 0, 0, nil},
 		{"terms", stripe + `, "payouts": {"counterparties": ["STRIPE", "Stripe Payments UK"], "window_days": 5, "delay_days": 1}}`, "", 5, 1,
 			[]string{"STRIPE", "Stripe Payments UK"}},
 		{"no account", bank + `}`, `give the "account"`, 0, 0, nil},
@@ -50,8 +53,13 @@ func TestPayoutSettings(t *testing.T) {
 			if ch.Statement() {
 				t.Error("stripe is a bank statement")
 			}
-			if b, ok := cfg.Lookup("bank-eur"); ok && !b.Statement() {
-				t.Error("a camt053 channel is not a bank statement")
+			if b, ok := cfg.Lookup("bank-eur"); ok {
+				if !b.Statement() {
+					t.Error("a camt053 channel is not a bank statement")
+				}
+				if !b.Account.Holds("DE89 3704 0044 0532 0130 00", "EUR") || b.Account.Holds("DE00370400440532013000", "EUR") {
+					t.Errorf("accounts %q hold the wrong ones", b.Account)
+				}
 			}
 		})
 	}

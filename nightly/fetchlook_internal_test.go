@@ -19,7 +19,7 @@ func TestStatementDownloadLook(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ch := config.Channel{Name: "bank", Format: "camt053", Account: "DE89370400440532013000"}
+	ch := config.Channel{Name: "bank", Format: "camt053", Account: config.Accounts{"DE89370400440532013000"}}
 	day, _ := reconcile.NewBusinessDay("2026-03-02", time.UTC)
 	look := parserLook(t.Context(), ch, day, "camt053_20260302.xml")
 	dir := t.TempDir()

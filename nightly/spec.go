@@ -45,7 +45,7 @@ type RunSpec struct {
 	// Account is, for a bank statement's night, the account its
 	// statements must be of; Terms are the payout terms of every channel
 	// whose payouts it looks for, by channel.
-	Account string
+	Account config.Accounts
 	Terms   map[string]reconcile.PayoutTerms
 
 	// fingerprint is the file's, taken before the run: its line

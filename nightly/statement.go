@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 
 	"reconcile"
 	"reconcile/bankfeed"
@@ -80,12 +81,12 @@ func (n *night) readStatement(ctx context.Context) error {
 
 // ownAccount refuses a statement of another account than the night's.
 func (n *night) ownAccount(account, currency string, line int) error {
-	if reconcile.SameAccount(n.spec.Account, account, currency) {
+	if n.spec.Account.Holds(account, currency) {
 		return nil
 	}
 	return &reconcile.ParseError{File: n.spec.File, Line: line, Column: "account",
 		Err: fmt.Errorf("a statement of account %s, but %s is the bank account %s: a file of another account",
-			reconcile.Quote(account), n.spec.Channel, reconcile.Quote(n.spec.Account))}
+			reconcile.Quote(account), n.spec.Channel, reconcile.Quote(strings.Join(n.spec.Account, ", ")))}
 }
 
 // openPayouts brings in what other nights left: the payouts to look for

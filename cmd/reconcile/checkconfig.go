@@ -265,7 +265,7 @@ func (ck *configCheck) payouts(cfg config.Config) {
 	for _, ch := range cfg.Channels {
 		if ch.Statement() {
 			banks = append(banks, ch.Name)
-			ck.ok("%s: bank account %s, %s statements from %s", ch.Name, reconcile.Quote(ch.Account), ch.Format, ch.Path)
+			ck.ok("%s: bank account %s, %s statements from %s", ch.Name, reconcile.Quote(strings.Join(ch.Account, ", ")), ch.Format, ch.Path)
 		}
 	}
 	for i, ch := range cfg.Channels {

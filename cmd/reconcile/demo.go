@@ -99,7 +99,10 @@ func (a *App) demoCmd(ctx context.Context, args []string) error {
 func demoChannels() ([]config.Channel, error) {
 	var out []config.Channel
 	for _, ch := range append(slices.Clone(fixtures.Channels), fixtures.Bank) {
-		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone, Account: ch.Account}
+		cc := config.Channel{Name: ch.Name, Format: ch.Format, TimeZone: ch.TimeZone}
+		if ch.Account != "" {
+			cc.Account = config.Accounts{ch.Account}
+		}
 		if ch.FeeContract != "" {
 			cc.Fee = &config.FeeContract{}
 			if err := json.Unmarshal([]byte(ch.FeeContract), cc.Fee); err != nil {

@@ -180,13 +180,13 @@ func (f *runFlags) spec(cfg config.Config, ch config.Channel, several bool) (nig
 		return nightly.RunSpec{}, err
 	}
 	if f.account != "" {
-		ch.Account = f.account
+		ch.Account = config.Accounts{f.account}
 	}
 	if ch.Format == "" {
 		return nightly.RunSpec{}, usagef("run", "--format is required for channel %s: one of %v", ch.Name, channelfeed.Formats())
 	}
 	if ch.Statement() {
-		if ch.Account == "" {
+		if len(ch.Account) == 0 {
 			return nightly.RunSpec{}, usagef("run", "--account is required for the bank statement of %s (no account configured)", ch.Name)
 		}
 		if f.shard != "" {

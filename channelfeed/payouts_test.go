@@ -65,8 +65,19 @@ func TestStripePayouts(t *testing.T) {
 		t.Errorf("payouts = %+v", got)
 	}
 
+	// A report that itemizes the payout itself: its row states the payout.
+	got, err = payoutsOf(t, "stripe", write(
+		"po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,100.00,3.20,96.80,charge,ch_1,ORD1\n"+
+			"po_A,2026-12-01 00:00:00,txn_9,2026-11-29 01:00:00,usd,-96.80,0.00,-96.80,payout,po_A,\n"))
+	if err != nil || len(got) != 1 || got[0].Amount != 9680 || !got[0].HasStated || got[0].Stated != 9680 || got[0].Rows != 1 {
+		t.Errorf("a report with its payout's row: %+v, %v", got, err)
+	}
+
 	const h = stPayoutHeader
 	runPayoutRefusals(t, "stripe", filepath.Join("testdata", "stripe", "sample"), []badCase{
+		{name: "a payout row its rows do not add up to", input: h + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,100.00,3.20,96.80,charge,ch_1,ORD1\n" +
+			"po_A,2026-12-01 00:00:00,txn_9,2026-11-29 01:00:00,usd,-100.00,0.00,-100.00,payout,po_A,\n",
+			line: 3, column: "automatic_payout_id", msg: "control total", control: true},
 		{name: "two currencies", input: h + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
 			"po_A,2026-12-01 00:00:00,txn_2,2026-11-28 10:00:00,eur,1.00,0.00,1.00,charge,ch_2,ORD2\n",
 			line: 3, column: "automatic_payout_id", msg: "a payout is in one currency"},

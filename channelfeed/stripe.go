@@ -351,7 +351,14 @@ func (rp *stReport) payout(rec []string, line int, t *reconcile.Transaction, gro
 		// The date the report's zone gives: the day the bank books it.
 		on = time.Date(d.Year(), d.Month(), d.Day(), 0, 0, 0, 0, time.UTC)
 	}
-	return rp.payouts.add(rp.opts, rp.field(rec, stPayout), t.Currency, netMilli/1000, on, line)
+	id := rp.field(rec, stPayout)
+	if strings.EqualFold(t.RawKind, "payout") {
+		// The payout's own row, where a report itemizes it: it takes from
+		// the balance what the payout sends, which its other rows must
+		// add up to.
+		return rp.payouts.state(rp.opts, id, t.Currency, -netMilli/1000, "", line)
+	}
+	return rp.payouts.add(rp.opts, id, t.Currency, netMilli/1000, on, line)
 }
 
 // classify sets the kind and amount of t, a row of gross, from its

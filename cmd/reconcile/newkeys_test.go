@@ -178,7 +178,7 @@ po_1,txn_1,2026-11-28 09:00:00,usd,100.00,3.20,96.80,charge,ch_1,Order S1,S1
 po_1,txn_2,2026-11-28 10:00:00,usd,-30.00,0.00,-30.00,refund,re_1,REFUND FOR CHARGE (Order S1),S1
 po_1,txn_3,2026-11-28 11:00:00,usd,-70.00,0.00,-70.00,refund,re_2,REFUND FOR CHARGE (Order S1),S1
 po_1,txn_4,2026-11-28 12:00:00,usd,-100.00,0.00,-100.00,refund,re_3,REFUND FOR CHARGE (Order S1),S1
-po_1,txn_5,2026-11-28 12:30:00,usd,-106.80,0.00,-106.80,payout,po_1,STRIPE PAYOUT,
+po_1,txn_5,2026-11-28 12:30:00,usd,103.20,0.00,103.20,payout,po_1,STRIPE PAYOUT,
 `,
 			sql: `
 INSERT INTO orders (order_no, amount_minor, currency, status, channel, channel_txn_id, paid_at) VALUES

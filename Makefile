@@ -60,6 +60,7 @@ clean: ## remove build outputs and $(OUT)/
 SIZE          ?= 1M
 RUNS          ?= 1
 NIGHTS        ?=
+PAYOUTS       ?=
 DUCKBENCH     ?=
 DUCKDB_SCRIPT ?=
 
@@ -68,6 +69,6 @@ DUCKDB_SCRIPT ?=
 BENCH_PEER = $(if $(and $(wildcard $(DUCKBENCH)),$(wildcard $(DUCKDB_SCRIPT))), -duckdb $(DUCKBENCH) -duckdb-script $(DUCKDB_SCRIPT))
 
 .PHONY: bench
-bench: ## time the job on SIZE rows per side (100k, 1M, 10M; default 1M) after NIGHTS earlier nights (default 7), RUNS times each, against the SQL baseline; DuckDB too with DUCKBENCH=/path/to/duckbench DUCKDB_SCRIPT=/path/to/counts_tuned.sql
+bench: ## time the job on SIZE rows per side (100k, 1M, 10M; default 1M) after NIGHTS earlier nights (default 7), RUNS times each, against the SQL baseline, and a bank statement night of PAYOUTS payouts (default 100k; 0 skips it); DuckDB too with DUCKBENCH=/path/to/duckbench DUCKDB_SCRIPT=/path/to/counts_tuned.sql
 	@$(if $(DUCKBENCH)$(DUCKDB_SCRIPT),$(if $(BENCH_PEER),true,echo "make bench: DuckDB not raced: DUCKBENCH and DUCKDB_SCRIPT must both name existing files" >&2),true)
-	$(GO) run ./cmd/reconbench -size $(SIZE) -runs $(RUNS)$(if $(NIGHTS), -nights $(NIGHTS))$(BENCH_PEER)
+	$(GO) run ./cmd/reconbench -size $(SIZE) -runs $(RUNS)$(if $(NIGHTS), -nights $(NIGHTS))$(if $(PAYOUTS), -payouts $(PAYOUTS))$(BENCH_PEER)

@@ -19,9 +19,18 @@
 // -duckdb-script race a DuckDB counts script on the same data between the
 // job's runs, its counts checked against the job's.
 //
+// Then rule 15 (-payouts N, default 100k; 0 skips it): a channel's file
+// of N payouts in the canonical CSV and the next day's camt.053 of about
+// N entries, with payouts arriving by reference, by amount, split, in
+// batches, short, missing, and unexpected credits and debits beside them.
+// The job runs on -nights earlier nights of them first, then the
+// channel's night and the statement's night are timed; the statement
+// night's counts must equal what was planted.
+//
 // RECONCILE_BENCH_DATABASE_URL points it at an existing server instead of a
-// throwaway one; it then works in the schemas reconbench_shop and
-// reconbench_wechat, which it drops and recreates, and drops at the end.
+// throwaway one; it then works in the schemas reconbench_shop,
+// reconbench_wechat and reconbench_payouts, which it drops and recreates,
+// and drops at the end.
 package main
 
 import (
@@ -61,6 +70,8 @@ type options struct {
 	duckdb, duckdbScript string // the peer: both or neither
 	runs, nights         int
 	prune                bool
+	payouts              PayoutSpec // Payouts 0: not measured
+	payoutSize           string
 }
 
 func main() {
@@ -76,10 +87,15 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "time each file's job `N` times, alternated with the DuckDB peer; the table shows each run, the min and the median")
 	flag.IntVar(&o.nights, "nights", 7, "before timing, run the job on `N` earlier nights (2026-11-21 to 2026-11-27 for 7), "+
 		"so tonight reads a full memory as in steady use; 0: tonight is a first night")
+	payouts := flag.String("payouts", "100k", "payouts a night for rule 15 (a channel's file and a camt.053 of about as many entries): "+
+		"100k, 1M or a plain number; 0 skips them")
 	flag.BoolVar(&o.prune, "prune", false, "load each earlier night's local records just before its runs and delete them after, "+
 		"for a disk that cannot hold them all (10M: about 5 GB a night per channel); the job's memory of the nights stays")
 	flag.Parse()
 	n, err := parseSize(*size)
+	if err == nil {
+		o.payouts.Payouts, err = parsePayouts(*payouts)
+	}
 	if err == nil {
 		err = checkOptions(o)
 	}
@@ -88,6 +104,7 @@ func main() {
 		os.Exit(2)
 	}
 	o.size, o.spec = *size, Spec{Payments: n, Seed: *seed}
+	o.payoutSize, o.payouts.Seed = *payouts, *seed
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	code := run(ctx, o)
 	stop()
@@ -126,6 +143,18 @@ func parseSize(s string) (int, error) {
 	return v * mult, nil
 }
 
+// parsePayouts reads -payouts: as -size, or 0.
+func parsePayouts(s string) (int, error) {
+	if s == "0" {
+		return 0, nil
+	}
+	n, err := parseSize(s)
+	if err != nil {
+		return 0, fmt.Errorf("-payouts %q: want 100k, 1M, a count up to 100M, or 0 to skip them", s)
+	}
+	return n, nil
+}
+
 func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "reconbench: "+format+"\n", args...)
 }
@@ -148,7 +177,8 @@ type benchChannel struct{ name, format, dsn string }
 // the generator's fee contract (0.6 %, kept to five decimals, a refund
 // returning its share), so every row's fee is checked, and the default
 // duplicate windows, so every order and refund is looked at by customer
-// and by order.
+// and by order; and the payouts' two channels, psp paying out to the
+// bank's account.
 func writeBenchConfig(dir string) (string, error) {
 	var chs []map[string]any
 	for _, ch := range channels {
@@ -158,6 +188,10 @@ func writeBenchConfig(dir string) (string, error) {
 				"refund":  map[string]any{"returns_share": true},
 			}})
 	}
+	chs = append(chs,
+		map[string]any{"name": pspChannel, "format": "csv", "time_zone": "UTC",
+			"payouts": map[string]any{"counterparties": []string{pspName}, "window_days": payoutWindow}},
+		map[string]any{"name": bankChannel, "format": payoutsFormat, "time_zone": "UTC", "account": payoutIBAN})
 	b, err := json.Marshal(map[string]any{"channels": chs})
 	if err != nil {
 		return "", err
@@ -250,8 +284,15 @@ func bench(ctx context.Context, o options) (_ *Report, err error) {
 	}
 	rep.check("SQL baseline", files.Want, base.Got)
 	rep.checkAgainst("SQL baseline", "job csv", jobs[0].Got, base.Got)
+	var payouts []JobResult
+	if o.payouts.Payouts > 0 {
+		if payouts, err = e.benchPayouts(ctx, dsn, o.payouts, o.nights); err != nil {
+			return nil, err
+		}
+	}
 	rep.finish(jobs, peer, peers, base)
 	printTable(os.Stdout, rep, jobs, peers, base)
+	printPayouts(os.Stdout, o.payoutSize, rep, payouts)
 	return rep, writeReport(root, o, rep)
 }
 
@@ -304,7 +345,8 @@ func reconcileBinary(ctx context.Context, root, dir, prebuilt string) (string, e
 func database(ctx context.Context, keep bool) (string, func() error, error) {
 	if dsn := os.Getenv(EnvURL); dsn != "" {
 		if keep {
-			logf("keeping the schemas %s and %s, the earlier nights' runs included", schemaOf(channels[0].name), schemaOf(channels[1].name))
+			logf("keeping the schemas %s, %s and %s, the earlier nights' runs included",
+				schemaOf(channels[0].name), schemaOf(channels[1].name), payoutSchema)
 			return dsn, func() error { return nil }, nil
 		}
 		return dsn, func() error { dropSchemas(dsn); return nil }, nil
@@ -344,6 +386,24 @@ func prepareSchemas(ctx context.Context, dsn string, spec Spec) ([]benchChannel,
 // local records and returns the server's version.
 func prepareSchema(ctx context.Context, dsn string, spec Spec, channel string) (string, error) {
 	schema := schemaOf(channel)
+	version, err := newSchema(ctx, dsn, schema)
+	if err != nil {
+		return "", err
+	}
+	conn, err := pgx.Connect(ctx, withSearchPath(dsn, schema))
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close(context.Background())
+	if _, _, _, err := LoadLocal(ctx, conn, spec, channel); err != nil {
+		return "", fmt.Errorf("load %s: %w", schema, err)
+	}
+	return version, nil
+}
+
+// newSchema drops and makes schema, migrates it and returns the server's
+// version.
+func newSchema(ctx context.Context, dsn, schema string) (string, error) {
 	admin, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		return "", err
@@ -360,9 +420,7 @@ func prepareSchema(ctx context.Context, dsn string, spec Spec, channel string) (
 	if err := admin.QueryRow(ctx, "SELECT current_setting('server_version')").Scan(&version); err != nil {
 		return "", err
 	}
-
-	sdsn := withSearchPath(dsn, schema)
-	db, err := ledger.Open(ctx, sdsn)
+	db, err := ledger.Open(ctx, withSearchPath(dsn, schema))
 	if err != nil {
 		return "", err
 	}
@@ -370,14 +428,6 @@ func prepareSchema(ctx context.Context, dsn string, spec Spec, channel string) (
 	db.Close()
 	if err != nil {
 		return "", fmt.Errorf("migrate %s: %w", schema, err)
-	}
-	conn, err := pgx.Connect(ctx, sdsn)
-	if err != nil {
-		return "", err
-	}
-	defer conn.Close(context.Background())
-	if _, _, _, err := LoadLocal(ctx, conn, spec, channel); err != nil {
-		return "", fmt.Errorf("load %s: %w", schema, err)
 	}
 	return version, nil
 }
@@ -392,9 +442,9 @@ func dropSchemas(dsn string) {
 		return
 	}
 	defer conn.Close(ctx)
-	for _, ch := range channels {
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schemaOf(ch.name)}.Sanitize()+" CASCADE"); err != nil {
-			logf("warning: drop schema %s: %v", schemaOf(ch.name), err)
+	for _, schema := range []string{schemaOf(channels[0].name), schemaOf(channels[1].name), payoutSchema} {
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			logf("warning: drop schema %s: %v", schema, err)
 		}
 	}
 }

@@ -34,8 +34,10 @@ type Report struct {
 	RunSummary []runSummaryJSON `json:"run_summary"`
 	Baseline   baselineJSON     `json:"sql_baseline"`
 	DuckDB     *peerJSON        `json:"duckdb,omitempty"`
-	Mismatches []string         `json:"mismatches"`
-	Host       hostInfo         `json:"host"`
+	// Payouts are rule 15's nights, when measured.
+	Payouts    *payoutsJSON `json:"payouts,omitempty"`
+	Mismatches []string     `json:"mismatches"`
+	Host       hostInfo     `json:"host"`
 }
 
 type hostInfo struct {
@@ -127,6 +129,11 @@ func countsJSON(m map[reconcile.Category]int) map[string]int {
 }
 
 func (r *Report) addRun(res JobResult, file string) {
+	r.Runs = append(r.Runs, runOf(res, file))
+}
+
+// runOf is a timed run as the report keeps it.
+func runOf(res JobResult, file string) runJSON {
 	var size int64
 	if st, err := os.Stat(file); err == nil {
 		size = st.Size()
@@ -135,12 +142,12 @@ func (r *Report) addRun(res JobResult, file string) {
 	for _, s := range res.Stages {
 		stages[s.Name] = s.Took.Seconds()
 	}
-	r.Runs = append(r.Runs, runJSON{
+	return runJSON{
 		Input: res.Input, Channel: res.Channel, Run: res.Run, FileBytes: size, ChannelRows: res.ChannelRows,
 		WallSeconds: res.Wall.Seconds(), RowsPerSecond: perSecond(res.ChannelRows, res.Wall),
 		PeakRSSKiB: res.MaxRSSKiB, ReportsHeapMiB: float64(res.ReportsHeapBytes) / (1 << 20), StageSeconds: stages,
 		Counts: countsJSON(res.Got.Counts), AutoReversed: res.Got.AutoReversed,
-	})
+	}
 }
 
 // finish adds what is known once everything is timed: each input's min

@@ -175,9 +175,18 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 // EarlierCredits returns the booked credits of bank's earlier statements,
 // within PayoutHorizon days of day, that no current arrival took, each
 // with whether a current run told it unexpected.
+//
+// The entries taken are the current arrivals' keys, unnested, met by a
+// hash anti-join: one pass over each table, where probing an index of
+// the arrays once per credit cost a night of 100,000 entries minutes
+// (docs/performance.md). An arrival is dated by the last of its
+// entries, so one that took a credit of the horizon arrived within it.
 func (db *DB) EarlierCredits(ctx context.Context, bank string, day reconcile.BusinessDay) ([]EarlierCredit, error) {
 	rows, err := db.pool.Query(ctx, `
-WITH cur AS (`+currentRuns+`)
+WITH cur AS (`+currentRuns+`),
+taken AS (
+  SELECT k.entry_key FROM payout_arrivals a JOIN cur c3 ON c3.id = a.run_id, unnest(a.entry_keys) AS k(entry_key)
+   WHERE a.arrived_on >= $2::date - $3::int)
 SELECT e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.reversal, e.booked_on, e.value_on,
        e.bank_ref, e.end_to_end_id, e.type_code, e.counterparty, e.remittance, e.line,
        EXISTS (SELECT 1 FROM findings f JOIN cur c2 ON c2.id = f.run_id
@@ -185,7 +194,7 @@ SELECT e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.rev
                   AND f.state <> 'SUPERSEDED')
   FROM bank_entries e JOIN cur ON cur.id = e.run_id JOIN runs r ON r.id = e.run_id
  WHERE r.channel = $1 AND e.credit AND e.status = 'BOOK' AND coalesce(e.booked_on, e.value_on) >= $2::date - $3::int
-   AND NOT EXISTS (SELECT 1 FROM payout_arrivals a JOIN cur c3 ON c3.id = a.run_id WHERE a.entry_keys @> ARRAY[e.entry_key])
+   AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.entry_key = e.entry_key)
  ORDER BY coalesce(e.booked_on, e.value_on), e.entry_key`, bank, dateOf(day), PayoutHorizon)
 	if err != nil {
 		return nil, fmt.Errorf("earlier credits: %w", interpretError(err))

@@ -84,6 +84,14 @@ func TestPayoutsAcrossNights(t *testing.T) {
 	if again := openIDs(t, db, "2026-11-29"); again["po_A"].Arrived {
 		t.Error("the 29th's own arrival counts when the 29th is done again")
 	}
+	// Within the window after its arrival (3 days) a payout is looked at
+	// for a return, the day after it is done with.
+	if last := openIDs(t, db, "2026-12-02"); !last["po_A"].Arrived {
+		t.Errorf("on 2026-12-02, the window's last day, po_A is not looked at: %+v", last)
+	}
+	if after := openIDs(t, db, "2026-12-03"); len(after) != 1 || after["po_B"].ID != "po_B" {
+		t.Errorf("on 2026-12-03 a payout arrived on the 29th is still looked at: %+v", after)
+	}
 	if late := openIDs(t, db, "2026-12-10"); len(late) != 1 || late["po_B"].ID != "po_B" {
 		t.Errorf("on 2026-12-10 a payout arrived on the 29th is still looked at: %+v", late)
 	}

@@ -10,7 +10,7 @@ import (
 	"reconcile/ledger/ledgertest"
 )
 
-var wantMigrations = []string{"0001_reference_schema", "0002_job_tables", "0003_lifecycle", "0004_memory_blobs", "0005_shards", "0006_memory_parts", "0007_row_fingerprints_and_alert_delivery", "0008_new_keys", "0009_fetch", "0010_orders_channel_id", "0011_disputes", "0012_payouts", "0013_arrival_keys"}
+var wantMigrations = []string{"0001_reference_schema", "0002_job_tables", "0003_lifecycle", "0004_memory_blobs", "0005_shards", "0006_memory_parts", "0007_row_fingerprints_and_alert_delivery", "0008_new_keys", "0009_fetch", "0010_orders_channel_id", "0011_disputes", "0012_payouts"}
 
 func TestMigrate(t *testing.T) {
 	ctx := context.Background()

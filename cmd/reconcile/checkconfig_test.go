@@ -122,7 +122,7 @@ func TestCheckConfigGood(t *testing.T) {
 			env:      map[string]string{"RECONCILE_DATABASE_URL": dsn, "SLACK_BOT_TOKEN": "xoxb-test-token"},
 			wantCode: ExitOK,
 			wantLines: []string{
-				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (13 migrations)",
+				"ok: database ($RECONCILE_DATABASE_URL): reachable, schema current (12 migrations)",
 				`ok: checks of "wechatpay": over_refund on; suspected_duplicate_refund within 24h0m0s; suspected_duplicate_payment within 10m0s; fee_mismatch off (no fee contract)`,
 				`ok: checks of "stripe": over_refund on; suspected_duplicate_refund off (its duplicate_window is 0); suspected_duplicate_payment within 5m0s; fee_mismatch against payment rate 0.029 half-even fixed 0.30, refund returns its share, dispute_fee not checked, tolerance 1`,
 				"ok: slack: alerts posted by the bot ($SLACK_BOT_TOKEN) to #payments-recon (from slack.channel), workbook attached",
@@ -159,7 +159,7 @@ func TestCheckConfigGood(t *testing.T) {
 			name:      "database never migrated",
 			env:       map[string]string{"RECONCILE_DATABASE_URL": ledgertest.EmptyDB(t)},
 			wantCode:  ExitFailed,
-			wantProbs: []string{"database ($RECONCILE_DATABASE_URL): schema not current: 13 of 13 migrations not applied (0001_reference_schema, "},
+			wantProbs: []string{"database ($RECONCILE_DATABASE_URL): schema not current: 12 of 12 migrations not applied (0001_reference_schema, "},
 			wantPlan: map[string][]string{
 				"wechatpay": {"2026-11-27 found", "2026-11-28 found", "2026-11-29 missing"},
 				"stripe":    {"2026-11-26 missing overdue", "2026-11-27 missing overdue", "2026-11-28 found"},

@@ -61,8 +61,10 @@ CREATE TABLE payout_arrivals (
 );
 
 CREATE INDEX payout_arrivals_payout_idx ON payout_arrivals (channel, payout_id);
--- the question whether an entry was taken: entry_keys @> ARRAY[key]
-CREATE INDEX payout_arrivals_keys_idx ON payout_arrivals USING gin (entry_keys);
+-- Whether an earlier credit was taken is asked of all the current
+-- arrivals at once (their keys unnested, a hash anti-join), not of an
+-- index once per credit: a GIN index of entry_keys would serve only that
+-- question and cost every COPY of arrivals its upkeep.
 
 -- A payout finding names its payout and the bank entry beside what every
 -- finding says.

@@ -77,11 +77,3 @@ func TestScale(t *testing.T) {
 		t.Errorf("got cases %s, want %s", got, want)
 	}
 }
-
-func BenchmarkMatch(b *testing.B) {
-	in := bigNight(100_000)
-	b.ReportAllocs()
-	for b.Loop() {
-		Match(in)
-	}
-}

@@ -57,6 +57,10 @@ type PayoutFacts struct {
 	// when the bank gives no reference); BookedOn is its date.
 	Account, BankRef string
 	BookedOn         time.Time
+	// Together is, on a finding about a group of payouts (one credit for
+	// several), how many: its amounts are the group's. Not kept by the
+	// ledger: the night's alert reads it.
+	Together int
 }
 
 // Payout statuses, as the Payouts sheet says them.

@@ -16,6 +16,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"unicode"
 
 	"reconcile"
 	"reconcile/inputfile"
@@ -91,7 +92,7 @@ func checkText(s string, max int) string {
 		return f
 	}
 	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
+		if unicode.IsControl(r) { // C0, DEL and C1 (U+0085 NEL, …)
 			return fmt.Sprintf("control character %U", r)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"reconcile"
@@ -169,9 +170,9 @@ func (m *mtReader) text(b []byte) (string, error) {
 	if f := reconcile.TextFault(s); f != "" {
 		return "", m.o.errorf(m.line, "", "%s", f)
 	}
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == 0x7f {
-			return "", m.o.errorf(m.line, "", "control character %U at byte %d of the line", rune(c), i+1)
+	for i, r := range s {
+		if unicode.IsControl(r) { // C0, DEL and C1 (U+0085 NEL, …)
+			return "", m.o.errorf(m.line, "", "control character %U at byte %d of the line", r, i+1)
 		}
 	}
 	return s, nil

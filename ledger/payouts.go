@@ -31,13 +31,14 @@ type StatementEntry struct {
 
 // Arrival is a payout whose money a statement night found: the entries
 // that carried it, what they brought, the date of the last; Short when
-// they are not its amount (payout_amount_mismatch was told).
+// they are not its amount (payout_amount_mismatch was told). Returned
+// marks the entries that sent an arrived payout back instead.
 type Arrival struct {
 	Channel, PayoutID string
 	Keys              []string
 	Amount            int64
 	On                time.Time
-	Short             bool
+	Short, Returned   bool
 }
 
 // OpenPayout is a payout a statement night looks for: not yet arrived,
@@ -47,14 +48,16 @@ type OpenPayout struct {
 	Told      bool // payout_missing was told by a current run
 	Arrived   bool
 	ArrivedOn time.Time
-	// ArrivedAmount is what its entries brought, Short whether a night
-	// found that was not its amount.
-	ArrivedAmount int64
-	Short         bool
+	// ArrivedAmount is what its entries brought over the nights, Short
+	// whether that is not its amount (as the latest file says it);
+	// Returned whether a night found it sent back.
+	ArrivedAmount   int64
+	Short, Returned bool
+	ShortTold       bool // payout_amount_mismatch was told by a current run
 }
 
-// EarlierCredit is a credit of an earlier statement no payout took.
-type EarlierCredit struct {
+// EarlierEntry is an entry of an earlier statement no payout took.
+type EarlierEntry struct {
 	StatementEntry
 	Told bool // unexpected_credit was told by a current run
 }
@@ -87,7 +90,7 @@ func keepPayouts(ctx context.Context, tx pgx.Tx, run reconcile.Run, payouts []re
 // (never analyzed: none), as autovacuum would, but before the next night
 // is planned: nights run back to back (a statement of each day of a long
 // weekend) would otherwise meet a table ten times the size its
-// statistics say, and the anti-join of EarlierCredits planned as a
+// statistics say, and the anti-join of EarlierEntries planned as a
 // nested loop took a second night of 10,000 entries 35 s, not 0.3. In
 // the night's transaction, so its own rows are counted; past the first
 // weeks a night is a small part of each table and nothing is done.
@@ -131,10 +134,10 @@ func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []
 		return nil
 	}
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"payout_arrivals"},
-		[]string{"run_id", "channel", "payout_id", "entry_keys", "amount_minor", "arrived_on", "short"},
+		[]string{"run_id", "channel", "payout_id", "entry_keys", "amount_minor", "arrived_on", "short", "returned"},
 		pgx.CopyFromSlice(len(arrivals), func(i int) ([]any, error) {
 			a := arrivals[i]
-			return []any{run.ID, a.Channel, a.PayoutID, a.Keys, a.Amount, a.On, a.Short}, nil
+			return []any{run.ID, a.Channel, a.PayoutID, a.Keys, a.Amount, a.On, a.Short, a.Returned}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("arrivals: %w", err)
@@ -169,8 +172,8 @@ latest AS (
    WHERE ($3::text[] IS NULL OR p.channel = ANY($3::text[])) AND p.expected_on >= $2::date - $4::int
    ORDER BY p.channel, p.payout_id, p.business_date DESC, p.run_id DESC),
 arrived AS (
-  SELECT a.channel, a.payout_id, max(a.arrived_on) AS arrived_on, sum(a.amount_minor)::bigint AS amount,
-         bool_or(a.short) AS short
+  SELECT a.channel, a.payout_id, max(a.arrived_on) FILTER (WHERE NOT a.returned) AS arrived_on,
+         sum(a.amount_minor) FILTER (WHERE NOT a.returned)::bigint AS amount, bool_or(a.returned) AS returned
     FROM payout_arrivals a JOIN cur ON cur.id = a.run_id
     JOIN latest l ON l.channel = a.channel AND l.payout_id = a.payout_id
    GROUP BY a.channel, a.payout_id)
@@ -179,7 +182,10 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
        EXISTS (SELECT 1 FROM findings f JOIN cur ON cur.id = f.run_id
                 WHERE f.category = 'payout_missing' AND f.payout_channel = l.channel AND f.payout_id = l.payout_id
                   AND f.state <> 'SUPERSEDED'),
-       ar.arrived_on, coalesce(ar.amount, 0), coalesce(ar.short, false)
+       ar.arrived_on, coalesce(ar.amount, 0), coalesce(ar.amount <> l.amount_minor, false), coalesce(ar.returned, false),
+       EXISTS (SELECT 1 FROM findings f JOIN cur ON cur.id = f.run_id
+                WHERE f.category = 'payout_amount_mismatch' AND f.payout_channel = l.channel AND f.payout_id = l.payout_id
+                  AND f.state <> 'SUPERSEDED')
   FROM latest l LEFT JOIN arrived ar ON ar.channel = l.channel AND ar.payout_id = l.payout_id
  WHERE ar.arrived_on IS NULL OR ar.arrived_on >= $2::date - $5::int
  ORDER BY l.expected_on, l.channel, l.payout_id`, bank, dateOf(day), channels, PayoutHorizon, window)
@@ -194,7 +200,7 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 			arrived *time.Time
 		)
 		if err := rows.Scan(&p.Channel, &p.ID, &p.Reference, &p.Amount, &p.Currency, &p.Stated, &p.HasStated,
-			&p.ExpectedOn, &p.Rows, &p.Line, &p.Told, &arrived, &p.ArrivedAmount, &p.Short); err != nil {
+			&p.ExpectedOn, &p.Rows, &p.Line, &p.Told, &arrived, &p.ArrivedAmount, &p.Short, &p.Returned, &p.ShortTold); err != nil {
 			return nil, fmt.Errorf("open payouts: %w", interpretError(err))
 		}
 		if arrived != nil {
@@ -205,45 +211,51 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 	return out, interpretError(rows.Err())
 }
 
-// EarlierCredits returns the booked credits of bank's earlier statements,
-// within PayoutHorizon days of day, that no current arrival took, each
-// with whether a current run told it unexpected.
+// EarlierEntries returns the booked entries of bank's statements of
+// dates before day, within PayoutHorizon days of it, that no current
+// arrival took, each once (the latest statement's where two held it),
+// with whether a current run told it unexpected. Debits come back too:
+// a payout the channel takes from us may be told after its debit.
 //
 // The entries taken are the current arrivals' keys, unnested, met by a
 // hash anti-join: one pass over each table, where probing an index of
-// the arrays once per credit cost a night of 100,000 entries minutes
+// the arrays once per entry cost a night of 100,000 entries minutes
 // (docs/performance.md). An arrival is dated by the last of its
-// entries, so one that took a credit of the horizon arrived within it.
-func (db *DB) EarlierCredits(ctx context.Context, bank string, day reconcile.BusinessDay) ([]EarlierCredit, error) {
+// entries, so one that took an entry of the horizon arrived within it.
+// Statements of later dates are not read: a date done again sees what
+// it saw, not what came after it.
+func (db *DB) EarlierEntries(ctx context.Context, bank string, day reconcile.BusinessDay) ([]EarlierEntry, error) {
 	rows, err := db.pool.Query(ctx, `
 WITH cur AS (`+currentRuns+`),
 taken AS (
   SELECT k.entry_key FROM payout_arrivals a JOIN cur c3 ON c3.id = a.run_id, unnest(a.entry_keys) AS k(entry_key)
    WHERE a.arrived_on >= $2::date - $3::int)
-SELECT e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.reversal, e.booked_on, e.value_on,
+SELECT DISTINCT ON (e.account, e.entry_key)
+       e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.credit, e.reversal, e.booked_on, e.value_on,
        e.bank_ref, e.end_to_end_id, e.type_code, e.counterparty, e.remittance, e.line,
        EXISTS (SELECT 1 FROM findings f JOIN cur c2 ON c2.id = f.run_id
                 WHERE f.category = 'unexpected_credit' AND f.bank_account = e.account AND f.channel_txn_id = e.entry_key
                   AND f.state <> 'SUPERSEDED')
   FROM bank_entries e JOIN cur ON cur.id = e.run_id JOIN runs r ON r.id = e.run_id
- WHERE r.channel = $1 AND e.credit AND e.status = 'BOOK' AND coalesce(e.booked_on, e.value_on) >= $2::date - $3::int
+ WHERE r.channel = $1 AND r.business_date < $2 AND e.status = 'BOOK'
+   AND coalesce(e.booked_on, e.value_on) >= $2::date - $3::int
    AND NOT EXISTS (SELECT 1 FROM taken t WHERE t.entry_key = e.entry_key)
- ORDER BY coalesce(e.booked_on, e.value_on), e.entry_key`, bank, dateOf(day), PayoutHorizon)
+ ORDER BY e.account, e.entry_key, r.business_date DESC`, bank, dateOf(day), PayoutHorizon)
 	if err != nil {
-		return nil, fmt.Errorf("earlier credits: %w", interpretError(err))
+		return nil, fmt.Errorf("earlier entries: %w", interpretError(err))
 	}
 	defer rows.Close()
-	var out []EarlierCredit
+	var out []EarlierEntry
 	for rows.Next() {
 		var (
-			c               EarlierCredit
+			c               EarlierEntry
 			booked, valueOn *time.Time
 		)
-		if err := rows.Scan(&c.Account, &c.Key, &c.Statement, &c.Amount, &c.Currency, &c.Reversal, &booked, &valueOn,
+		if err := rows.Scan(&c.Account, &c.Key, &c.Statement, &c.Amount, &c.Currency, &c.Credit, &c.Reversal, &booked, &valueOn,
 			&c.BankRef, &c.EndToEndID, &c.TypeCode, &c.Counterparty, &c.Remittance, &c.Line, &c.Told); err != nil {
-			return nil, fmt.Errorf("earlier credits: %w", interpretError(err))
+			return nil, fmt.Errorf("earlier entries: %w", interpretError(err))
 		}
-		c.Credit, c.Status = true, "BOOK"
+		c.Status = "BOOK"
 		if booked != nil {
 			c.BookedOn = *booked
 		}

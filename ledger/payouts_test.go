@@ -95,11 +95,11 @@ func TestPayoutsAcrossNights(t *testing.T) {
 	if late := openIDs(t, db, "2026-12-10"); len(late) != 1 || late["po_B"].ID != "po_B" {
 		t.Errorf("on 2026-12-10 a payout arrived on the 29th is still looked at: %+v", late)
 	}
-	credits, err := db.EarlierCredits(ctx, "bank", mustDay(t, "2026-11-30"))
+	credits, err := db.EarlierEntries(ctx, "bank", mustDay(t, "2026-11-30"))
 	if err != nil || len(credits) != 1 || credits[0].Key != "ACC/R2" || credits[0].Amount != 777 || credits[0].Told {
 		t.Errorf("earlier credits: %+v, %v; want ACC/R2 alone, untold", credits, err)
 	}
-	if own, _ := db.EarlierCredits(ctx, "bank", mustDay(t, "2026-11-29")); len(own) != 0 {
+	if own, _ := db.EarlierEntries(ctx, "bank", mustDay(t, "2026-11-29")); len(own) != 0 {
 		t.Errorf("a night's own credits are earlier to itself: %+v", own)
 	}
 
@@ -114,7 +114,7 @@ func TestPayoutsAcrossNights(t *testing.T) {
 	if got := openIDs(t, db, "2026-12-01"); !got["po_B"].Told {
 		t.Errorf("po_B told missing on the 30th, not known on the 1st: %+v", got["po_B"])
 	}
-	if credits, _ := db.EarlierCredits(ctx, "bank", mustDay(t, "2026-12-01")); len(credits) != 1 || !credits[0].Told {
+	if credits, _ := db.EarlierEntries(ctx, "bank", mustDay(t, "2026-12-01")); len(credits) != 1 || !credits[0].Told {
 		t.Errorf("ACC/R2 told unexpected on the 30th, not known on the 1st: %+v", credits)
 	}
 	stored, err := db.LoadResult(ctx, "b-30")

@@ -27,7 +27,7 @@ import (
 type statement struct {
 	entries []ledger.StatementEntry
 	open    []ledger.OpenPayout
-	earlier []ledger.EarlierCredit
+	earlier []ledger.EarlierEntry
 	terms   map[string]reconcile.PayoutTerms // of every channel with a payout open
 	matched payouts.Result
 }
@@ -43,7 +43,8 @@ func (n *night) statementStages() []stage {
 
 // readStatement reads the statement file whole: every statement must be
 // of the configured account, and the file the one fingerprinted. Two
-// entries of one key are told apart by their order ("-2", "-3").
+// entries of one key are told apart by their order ("-2", "-3"), never
+// taking a key another entry holds.
 func (n *night) readStatement(ctx context.Context) error {
 	spec := n.spec
 	seen := map[string]int{}
@@ -53,9 +54,13 @@ func (n *night) readStatement(ctx context.Context) error {
 			return err
 		}
 		key := e.Key()
-		if seen[key]++; seen[key] > 1 {
-			key += "-" + strconv.Itoa(seen[key])
+		// A repeat is told apart by its number, past any key the
+		// statement holds already (a bank reference may end in "-2").
+		for base := key; seen[key] > 0; {
+			seen[base]++
+			key = base + "-" + strconv.Itoa(seen[base])
 		}
+		seen[key]++
 		st.entries = append(st.entries, ledger.StatementEntry{BankEntry: e, Key: key})
 		if len(st.entries)%4096 == 0 {
 			return ctx.Err()
@@ -113,7 +118,7 @@ func (n *night) openPayouts(ctx context.Context) error {
 			st.terms[p.Channel] = config.Channel{}.Terms() // by reference, the usual window
 		}
 	}
-	st.earlier, err = n.db.EarlierCredits(ctx, spec.Channel, spec.Day)
+	st.earlier, err = n.db.EarlierEntries(ctx, spec.Channel, spec.Day)
 	return err
 }
 
@@ -123,7 +128,7 @@ func (n *night) matchPayouts(ctx context.Context) error {
 	in := payouts.Input{Day: dateOnly(spec.Day), Terms: st.terms}
 	for _, p := range st.open {
 		in.Payouts = append(in.Payouts, payouts.Open{Payout: p.Payout, Told: p.Told, Arrived: p.Arrived, ArrivedOn: p.ArrivedOn,
-			ArrivedAmount: p.ArrivedAmount, Short: p.Short})
+			ArrivedAmount: p.ArrivedAmount, Short: p.Short, Returned: p.Returned, ShortTold: p.ShortTold})
 	}
 	for _, e := range st.entries {
 		in.Entries = append(in.Entries, payouts.Entry{BankEntry: e.BankEntry, Key: e.Key})
@@ -151,7 +156,8 @@ func (n *night) matchPayouts(ctx context.Context) error {
 func (st *statement) arrivals() []ledger.Arrival {
 	out := make([]ledger.Arrival, len(st.matched.Arrivals))
 	for i, a := range st.matched.Arrivals {
-		out[i] = ledger.Arrival{Channel: a.Channel, PayoutID: a.PayoutID, Keys: a.Keys, Amount: a.Amount, On: a.On, Short: a.Short}
+		out[i] = ledger.Arrival{Channel: a.Channel, PayoutID: a.PayoutID, Keys: a.Keys, Amount: a.Amount, On: a.On,
+			Short: a.Short, Returned: a.Returned}
 	}
 	return out
 }

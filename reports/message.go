@@ -96,6 +96,10 @@ func payoutLines(res *reconcile.Result, top int) []string {
 		}
 		payout := fmt.Sprintf("%s payout %s of %s %s", alertValue(p.Channel), alertValue(p.ID), letters(f.Currency),
 			reconcile.FormatAmount(f.ChannelAmount, f.Currency))
+		if p.Together > 1 { // a group's amounts, not its first payout's
+			payout = fmt.Sprintf("%d %s payouts (%s and others) together %s %s", p.Together, alertValue(p.Channel),
+				alertValue(p.ID), letters(f.Currency), reconcile.FormatAmount(f.ChannelAmount, f.Currency))
+		}
 		switch f.Category {
 		case reconcile.PayoutMissing:
 			lines = append(lines, fmt.Sprintf("%s expected on %s has not arrived", payout, p.ExpectedOn.Format(time.DateOnly)))

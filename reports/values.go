@@ -30,6 +30,16 @@ func localTime(t time.Time, loc *time.Location) string {
 	return t.In(loc).Format(time.DateTime)
 }
 
+// findingTime is the Time of a finding's line: a settlement row's time
+// in the business zone; a payout finding's date (an expected date, a
+// booking date), which is a calendar date, not an instant.
+func findingTime(f reconcile.Finding, loc *time.Location) string {
+	if f.Kind == reconcile.KindPayout && !f.OccurredAt.IsZero() {
+		return f.OccurredAt.Format(time.DateOnly)
+	}
+	return localTime(f.OccurredAt, loc)
+}
+
 // zoned is a time of the run itself (its start and end, a file's
 // deadline) with its offset written out, so it reads the same to someone
 // in another zone.

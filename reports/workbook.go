@@ -494,7 +494,7 @@ func reviewLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	if f.HasLocal && f.HasChannel && f.Currency == f.LocalCurrency {
 		cells.money(10, f.ChannelAmount-f.LocalAmount, f.Currency)
 	}
-	cells.texts(11, reviewCurrency(f), localTime(f.OccurredAt, loc), reviewHint(f))
+	cells.texts(11, reviewCurrency(f), findingTime(f, loc), reviewHint(f))
 	// The other rows of the case: the earlier refund or order a suspected
 	// duplicate repeats, every refund of an over-refunded order.
 	cells.text(reviewColumn(colRelated), strings.Join(f.Related, "; "))

@@ -48,7 +48,7 @@ CREATE INDEX bank_entries_booked_idx ON bank_entries (booked_on);
 CREATE INDEX bank_entries_key_idx ON bank_entries (entry_key);
 
 -- Each payout a statement run found the money of, and the entries that
--- carried it.
+-- carried it; or (returned) the entries that sent it back.
 CREATE TABLE payout_arrivals (
     run_id       text NOT NULL REFERENCES runs (id),
     channel      text NOT NULL,
@@ -57,7 +57,8 @@ CREATE TABLE payout_arrivals (
     amount_minor bigint NOT NULL,
     arrived_on   date NOT NULL,
     short        boolean NOT NULL,
-    PRIMARY KEY (run_id, channel, payout_id)
+    returned     boolean NOT NULL,
+    PRIMARY KEY (run_id, channel, payout_id, returned)
 );
 
 CREATE INDEX payout_arrivals_payout_idx ON payout_arrivals (channel, payout_id);

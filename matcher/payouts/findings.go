@@ -31,6 +31,25 @@ func (n *night) missing() {
 	}
 }
 
+// changed tells, once, an arrived payout whose credits are no longer its
+// amount though no night told it so: its channel's corrected file says
+// another amount than the one its credits brought (rule 15b's mismatch,
+// told when it appears).
+func (n *night) changed() {
+	for p, o := range n.pays {
+		if !o.Arrived || !o.Short || o.ShortTold || o.Returned || n.got[p].arrived {
+			continue
+		}
+		f := n.newFinding(reconcile.PayoutAmountMismatch, p, -1)
+		f.HasLocal, f.LocalAmount, f.LocalCurrency = true, magnitude(o.ArrivedAmount), o.Currency
+		f.OccurredAt = o.ArrivedOn
+		f.Hint = fmt.Sprintf("%s arrived on %s as %s, but its channel's file now says %s: %s apart. Ask %s which is right.",
+			n.payoutLine(p), date(o.ArrivedOn), money(o.ArrivedAmount, o.Currency), money(o.Amount, o.Currency),
+			money(magnitude(reconcile.AddSaturating(o.Amount, -o.ArrivedAmount)), o.Currency), o.Channel)
+		n.findings = append(n.findings, f)
+	}
+}
+
 // unexpected applies rule 15e: a booked credit of a channel's
 // counterparty, or one naming a payout, that nothing took, once it has
 // waited the channel's window as a payout would (overdue) → one
@@ -129,6 +148,9 @@ func (n *night) mismatch(pays, ents []int32, want, brought int64) reconcile.Find
 	}
 	for _, q := range pays[1:] {
 		f.Related = append(f.Related, n.payoutLine(int(q)))
+	}
+	if len(pays) > 1 {
+		f.Payout.Together = len(pays)
 	}
 	if len(ents) > 1 {
 		for _, e := range ents {

@@ -51,9 +51,12 @@ type Open struct {
 	Arrived   bool // an earlier night matched it: it is here to catch a return
 	ArrivedOn time.Time
 	// ArrivedAmount is what the earlier night's entries brought, Short
-	// whether that was not its amount.
-	ArrivedAmount int64
-	Short         bool
+	// whether that was not its amount, Returned whether a night found it
+	// sent back.
+	ArrivedAmount   int64
+	Short, Returned bool
+	// ShortTold says a payout_amount_mismatch of it was told.
+	ShortTold bool
 }
 
 // Entry is a bank entry as the night finds it.
@@ -92,6 +95,9 @@ type Arrival struct {
 	// Short says it was found by reference as another amount: a
 	// payout_amount_mismatch told it, and the ledger keeps it so.
 	Short bool
+	// Returned says Keys sent the arrived payout back (rule 15f): kept
+	// so, the payout stays returned and its return is told once.
+	Returned bool
 }
 
 // Match applies rule 15 to one bank statement's night.
@@ -101,6 +107,7 @@ func Match(in Input) Result {
 	n.byAmount()
 	n.returns()
 	n.missing()
+	n.changed()
 	n.unexpected()
 	return n.result()
 }
@@ -141,6 +148,8 @@ type found struct {
 	on       time.Time // the date of the last of them
 	keys     []int32   // its entries
 	returned bool
+	back     []int32   // the entries that sent it back tonight
+	backOn   time.Time // the date of the last of them
 }
 
 // spans holds a short list of numbers for each of many items in one
@@ -283,6 +292,16 @@ func (n *night) result() Result {
 			r.Arrivals = append(r.Arrivals, Arrival{Channel: o.Channel, PayoutID: o.ID,
 				Keys: all[from:len(all):len(all)], Amount: g.amount, On: g.on, Short: g.short})
 		}
+		if g := &n.got[p]; len(g.back) > 0 {
+			var keys []string
+			var sum int64
+			for _, e := range g.back {
+				keys = append(keys, n.ents[e].Key)
+				sum = reconcile.AddSaturating(sum, n.ents[e].Signed())
+			}
+			r.Arrivals = append(r.Arrivals, Arrival{Channel: o.Channel, PayoutID: o.ID, Keys: keys, Amount: sum, On: g.backOn,
+				Returned: true})
+		}
 	}
 	r.Taken = make([]string, 0, keys)
 	for e, t := range n.taken {
@@ -317,7 +336,8 @@ func (n *night) cases() []reconcile.PayoutCase {
 		g := &n.got[p]
 		switch {
 		case g.arrived:
-			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, g.amount, g.on
+			// With what an earlier night brought of a split payout.
+			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, g.amount+o.Amount-n.due(p), g.on
 			if g.short {
 				c.Status = reconcile.PayoutShort
 			}
@@ -334,6 +354,9 @@ func (n *night) cases() []reconcile.PayoutCase {
 			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, o.ArrivedAmount, o.ArrivedOn
 			if o.Short {
 				c.Status = reconcile.PayoutShort
+			}
+			if o.Returned {
+				c.Status = reconcile.PayoutSentBack
 			}
 		case overdue(n.day, o.ExpectedOn, n.window(n.payCh[p])):
 			c.Status = reconcile.PayoutOverdue

@@ -56,6 +56,9 @@ func summarize(r Result) outcome {
 		if a.Short {
 			s += " short"
 		}
+		if a.Returned {
+			s += " returned"
+		}
 		o.arrivals = append(o.arrivals, s)
 	}
 	for _, f := range r.Findings {
@@ -336,21 +339,28 @@ var matchTests = []matchTest{
 	},
 	{
 		name:    "arrived short on an earlier night",
-		payouts: []Open{with(arrived, func(p *Open) { p.ArrivedAmount, p.Short = 4500, true })},
+		payouts: []Open{with(arrived, func(p *Open) { p.ArrivedAmount, p.Short, p.ShortTold = 4500, true, true })},
 		want:    outcome{cases: []string{"stripe/po_1Arrived mismatch 4500"}},
+	},
+	{
+		name:    "arrived whole, its file corrected to another amount since",
+		payouts: []Open{with(arrived, func(p *Open) { p.ArrivedAmount, p.Short = 4500, true })},
+		want: outcome{findings: []string{"payout_amount_mismatch po_1Arrived risk 500"},
+			cases: []string{"stripe/po_1Arrived mismatch 4500"}},
 	},
 	{
 		name:    "returned by reference",
 		payouts: []Open{arrived},
 		entries: []Entry{debit("B1", 5000, "2026-12-02", "", "RETURN po_1Arrived")},
-		want: outcome{findings: []string{"payout_returned po_1Arrived risk 5000"},
-			cases: []string{"stripe/po_1Arrived returned 5000"}, taken: []string{"NL01/B1"}},
+		want: outcome{arrivals: []string{"stripe/po_1Arrived [NL01/B1] -5000 2026-12-02 returned"},
+			findings: []string{"payout_returned po_1Arrived risk 5000"},
+			cases:    []string{"stripe/po_1Arrived returned 5000"}, taken: []string{"NL01/B1"}},
 	},
 	{
 		name:    "arrived and returned the same night",
 		payouts: []Open{pay("stripe", "po_A1", 10000, "2026-12-01")},
 		entries: []Entry{credit("B1", 10000, "2026-12-01", "", "po_A1"), debit("B2", 10000, "2026-12-02", "", "RETURN po_A1")},
-		want: outcome{arrivals: []string{"stripe/po_A1 [NL01/B1] 10000 2026-12-01"},
+		want: outcome{arrivals: []string{"stripe/po_A1 [NL01/B1] 10000 2026-12-01", "stripe/po_A1 [NL01/B2] -10000 2026-12-02 returned"},
 			findings: []string{"payout_returned po_A1 risk 10000"},
 			cases:    []string{"stripe/po_A1 returned 10000"}, taken: []string{"NL01/B1", "NL01/B2"}},
 	},
@@ -358,8 +368,9 @@ var matchTests = []matchTest{
 		name:    "returned by a reversal of its amount",
 		payouts: []Open{arrived, pay("stripe", "po_Other", 5000, "2026-12-10")},
 		entries: []Entry{reversal},
-		want: outcome{findings: []string{"payout_returned po_1Arrived risk 5000"},
-			cases: []string{"stripe/po_1Arrived returned 5000", "stripe/po_Other expected 0"}, taken: []string{"NL01/B7"}},
+		want: outcome{arrivals: []string{"stripe/po_1Arrived [NL01/B7] -5000 2026-12-01 returned"},
+			findings: []string{"payout_returned po_1Arrived risk 5000"},
+			cases:    []string{"stripe/po_1Arrived returned 5000", "stripe/po_Other expected 0"}, taken: []string{"NL01/B7"}},
 	},
 	{
 		name:    "a reversal two arrived payouts fit",

@@ -42,9 +42,27 @@ func (n *night) byReference() {
 }
 
 // namesOpen reports whether entry e's naming of payout p counts for its
-// arrival: p was still to arrive, and e can carry it.
+// arrival: p was still to arrive, or arrived short on an earlier night
+// (a split payout's rest), and e can carry it.
 func (n *night) namesOpen(p, e int) bool {
-	return n.waiting(p) && carries(n.pays[p].Payout, n.ents[e].BankEntry)
+	return (n.waiting(p) || n.rest(p) != 0) && carries(n.pays[p].Payout, n.ents[e].BankEntry)
+}
+
+// rest is what an earlier night's short arrival of payout p left to
+// come, 0 when nothing does.
+func (n *night) rest(p int) int64 {
+	if o := n.pays[p]; o.Arrived && o.Short {
+		return o.Amount - o.ArrivedAmount
+	}
+	return 0
+}
+
+// due is what payout p is to bring tonight: all of it, or its rest.
+func (n *night) due(p int) int64 {
+	if n.pays[p].Arrived {
+		return n.rest(p)
+	}
+	return n.pays[p].Amount
 }
 
 // settle lets a group of payouts and the entries naming them arrive:
@@ -59,7 +77,7 @@ func (n *night) settle(members []int32) {
 	}
 	var want, brought int64
 	for _, p := range pays {
-		want = reconcile.AddSaturating(want, n.pays[p].Amount)
+		want = reconcile.AddSaturating(want, n.due(int(p)))
 	}
 	for _, e := range ents {
 		n.taken[e] = true

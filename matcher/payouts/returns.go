@@ -74,7 +74,9 @@ func (n *night) returnByReference(e int) bool {
 func (n *night) sendBack(ps []int32, e int, named bool) {
 	n.taken[e] = true
 	for _, p := range ps {
-		n.got[p].returned = true
+		g := &n.got[p]
+		g.returned = true
+		g.back, g.backOn = append(g.back, int32(e)), later(g.backOn, n.dates[e])
 	}
 	n.findings = append(n.findings, n.returned(ps, e, named))
 }

@@ -149,8 +149,15 @@ func newRefIndex(pays []*Open) *refIndex {
 }
 
 // find appends to dst each payout a text names that dst does not hold
-// from its own entry on (dst[from:]).
+// from its own entry on (dst[from:]). Where one name stands inside a
+// longer one the text names (PAY-0001 in "PAY-0001-B"), the longer is
+// the one named.
 func (x *refIndex) find(dst []int32, from int, text string) []int32 {
+	type match struct {
+		begin, end int
+		payout     int32
+	}
+	var found []match
 	for b, e := nextWord(text, 0); b < len(text); b, e = nextWord(text, e) {
 		id, ok := x.words[text[b:e]]
 		if !ok {
@@ -158,9 +165,17 @@ func (x *refIndex) find(dst []int32, from int, text string) []int32 {
 		}
 		for k := x.first[id]; k >= 0; k = x.names[k].next {
 			nm := &x.names[k]
-			if namesAt(text, nm.text, b-nm.at) && !slices.Contains(dst[from:], nm.payout) {
-				dst = append(dst, nm.payout)
+			if at := b - nm.at; namesAt(text, nm.text, at) {
+				found = append(found, match{at, at + len(nm.text), nm.payout})
 			}
+		}
+	}
+	for _, m := range found {
+		inside := slices.ContainsFunc(found, func(o match) bool {
+			return o.begin <= m.begin && m.end <= o.end && o.end-o.begin > m.end-m.begin
+		})
+		if !inside && !slices.Contains(dst[from:], m.payout) {
+			dst = append(dst, m.payout)
 		}
 	}
 	return dst

@@ -82,3 +82,46 @@ type PayoutCase struct {
 	Account   string
 	BankRefs  []string // its credits' references
 }
+
+// OpenPayout is a payout as a bank statement's night finds it (rule 15):
+// its Amount signed (below zero the channel debits us), its ExpectedOn
+// set, and what earlier nights found of it.
+type OpenPayout struct {
+	Payout
+	Told      bool // payout_missing was told on an earlier night
+	Arrived   bool // an earlier night matched it
+	ArrivedOn time.Time
+	// ArrivedAmount is what earlier nights' entries brought, Short
+	// whether that is not its amount (as its latest file says it),
+	// Returned whether a night found it sent back.
+	ArrivedAmount   int64
+	Short, Returned bool
+	ShortTold       bool // a payout_amount_mismatch of it was told
+}
+
+// KeyedEntry is a bank entry as a statement's night finds it: with its
+// key across nights (BankEntry.Key, "-2" and on for the repeats within
+// one statement) and, for an entry of an earlier statement no payout
+// took, whether it was told unexpected.
+type KeyedEntry struct {
+	BankEntry
+	Key     string
+	Earlier bool // from an earlier night's statement
+	Told    bool // unexpected_credit was told for it on an earlier night
+}
+
+// PayoutArrival is a payout whose money a statement's night found, or
+// (Returned) found sent back: the entries that did it.
+type PayoutArrival struct {
+	Channel, PayoutID string
+	Keys              []string // the entries
+	// Amount is what they brought, signed as the payout's: for several
+	// entries of one payout their sum, for one entry of several payouts
+	// this payout's share.
+	Amount int64
+	On     time.Time // the date of the last of them
+	// Short says it was found by reference as another amount
+	// (payout_amount_mismatch was told).
+	Short    bool
+	Returned bool
+}

@@ -278,6 +278,14 @@ func (d BusinessDay) Contains(t time.Time) bool {
 // String is the date as YYYY-MM-DD.
 func (d BusinessDay) String() string { return d.Date.Format(time.DateOnly) }
 
+// UTCDate is the date as a UTC midnight: a calendar date, as PostgreSQL
+// keeps a date and bank statements and payouts say one, whatever the
+// day's own zone.
+func (d BusinessDay) UTCDate() time.Time {
+	y, m, day := d.Date.Date()
+	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
+}
+
 // LocalRow is a local record whose text fields borrow the database
 // driver's buffer: valid only during the call that hands it over. Reading
 // millions of records a night this way allocates nothing per record.

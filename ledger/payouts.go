@@ -22,46 +22,6 @@ import (
 // not carried night after night.
 const PayoutHorizon = 60
 
-// StatementEntry is a bank entry with its key across nights (its
-// BankEntry.Key, "-2" and on for the repeats within one statement).
-type StatementEntry struct {
-	reconcile.BankEntry
-	Key string
-}
-
-// Arrival is a payout whose money a statement night found: the entries
-// that carried it, what they brought, the date of the last; Short when
-// they are not its amount (payout_amount_mismatch was told). Returned
-// marks the entries that sent an arrived payout back instead.
-type Arrival struct {
-	Channel, PayoutID string
-	Keys              []string
-	Amount            int64
-	On                time.Time
-	Short, Returned   bool
-}
-
-// OpenPayout is a payout a statement night looks for: not yet arrived,
-// or arrived within reach of a return.
-type OpenPayout struct {
-	reconcile.Payout
-	Told      bool // payout_missing was told by a current run
-	Arrived   bool
-	ArrivedOn time.Time
-	// ArrivedAmount is what its entries brought over the nights, Short
-	// whether that is not its amount (as the latest file says it);
-	// Returned whether a night found it sent back.
-	ArrivedAmount   int64
-	Short, Returned bool
-	ShortTold       bool // payout_amount_mismatch was told by a current run
-}
-
-// EarlierEntry is an entry of an earlier statement no payout took.
-type EarlierEntry struct {
-	StatementEntry
-	Told bool // unexpected_credit was told by a current run
-}
-
 var payoutColumns = []string{"run_id", "channel", "business_date", "payout_id", "reference", "amount_minor",
 	"currency", "stated_minor", "expected_on", "row_count", "line"}
 
@@ -114,7 +74,7 @@ var entryColumns = []string{"run_id", "account", "entry_key", "statement_id", "a
 
 // keepStatement writes the entries of a statement's run and the payouts
 // it found the money of.
-func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []StatementEntry, arrivals []Arrival) error {
+func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []reconcile.KeyedEntry, arrivals []reconcile.PayoutArrival) error {
 	if len(entries) > 0 {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"bank_entries"}, entryColumns,
 			pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
@@ -163,7 +123,7 @@ SELECT id FROM runs
 // left in the database: asked once per payout of the horizon, most of
 // them arrived weeks ago, the arrivals cost a night of 100,000 payouts
 // 6.9 s of 8 nights' 800,000 (docs/performance.md).
-func (db *DB) OpenPayouts(ctx context.Context, bank string, day reconcile.BusinessDay, channels []string, window int) ([]OpenPayout, error) {
+func (db *DB) OpenPayouts(ctx context.Context, bank string, day reconcile.BusinessDay, channels []string, window int) ([]reconcile.OpenPayout, error) {
 	rows, err := db.pool.Query(ctx, `
 WITH cur AS (`+currentRuns+`),
 latest AS (
@@ -193,10 +153,10 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 		return nil, fmt.Errorf("open payouts: %w", interpretError(err))
 	}
 	defer rows.Close()
-	var out []OpenPayout
+	var out []reconcile.OpenPayout
 	for rows.Next() {
 		var (
-			p       OpenPayout
+			p       reconcile.OpenPayout
 			arrived *time.Time
 		)
 		if err := rows.Scan(&p.Channel, &p.ID, &p.Reference, &p.Amount, &p.Currency, &p.Stated, &p.HasStated,
@@ -224,7 +184,7 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 // entries, so one that took an entry of the horizon arrived within it.
 // Statements of later dates are not read: a date done again sees what
 // it saw, not what came after it.
-func (db *DB) EarlierEntries(ctx context.Context, bank string, day reconcile.BusinessDay) ([]EarlierEntry, error) {
+func (db *DB) EarlierEntries(ctx context.Context, bank string, day reconcile.BusinessDay) ([]reconcile.KeyedEntry, error) {
 	rows, err := db.pool.Query(ctx, `
 WITH cur AS (`+currentRuns+`),
 taken AS (
@@ -245,17 +205,17 @@ SELECT DISTINCT ON (e.account, e.entry_key)
 		return nil, fmt.Errorf("earlier entries: %w", interpretError(err))
 	}
 	defer rows.Close()
-	var out []EarlierEntry
+	var out []reconcile.KeyedEntry
 	for rows.Next() {
 		var (
-			c               EarlierEntry
+			c               reconcile.KeyedEntry
 			booked, valueOn *time.Time
 		)
 		if err := rows.Scan(&c.Account, &c.Key, &c.Statement, &c.Amount, &c.Currency, &c.Credit, &c.Reversal, &booked, &valueOn,
 			&c.BankRef, &c.EndToEndID, &c.TypeCode, &c.Counterparty, &c.Remittance, &c.Line, &c.Told); err != nil {
 			return nil, fmt.Errorf("earlier entries: %w", interpretError(err))
 		}
-		c.Status = "BOOK"
+		c.Status, c.Earlier = "BOOK", true
 		if booked != nil {
 			c.BookedOn = *booked
 		}

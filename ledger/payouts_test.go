@@ -37,13 +37,13 @@ func date(s string) time.Time {
 }
 
 // openIDs returns the payout ids OpenPayouts answers, with what it says.
-func openIDs(t *testing.T, db *ledger.DB, on string) map[string]ledger.OpenPayout {
+func openIDs(t *testing.T, db *ledger.DB, on string) map[string]reconcile.OpenPayout {
 	t.Helper()
 	open, err := db.OpenPayouts(context.Background(), "bank", mustDay(t, on), []string{"stripe"}, 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[string]ledger.OpenPayout{}
+	out := map[string]reconcile.OpenPayout{}
 	for _, p := range open {
 		out[p.ID] = p
 	}
@@ -68,14 +68,14 @@ func TestPayoutsAcrossNights(t *testing.T) {
 		t.Fatalf("open payouts: %+v", got)
 	}
 
-	in := func(key string, amount int64, counterparty string) ledger.StatementEntry {
-		return ledger.StatementEntry{Key: key, BankEntry: reconcile.BankEntry{Account: "ACC", Statement: "S1", Amount: amount,
+	in := func(key string, amount int64, counterparty string) reconcile.KeyedEntry {
+		return reconcile.KeyedEntry{Key: key, BankEntry: reconcile.BankEntry{Account: "ACC", Statement: "S1", Amount: amount,
 			Currency: "USD", Credit: true, Status: "BOOK", BookedOn: date("2026-11-29"), ValueOn: date("2026-11-29"),
 			BankRef: key[4:], Counterparty: counterparty, Remittance: "payout", Line: 9}}
 	}
 	completeRun(t, db, "b-29", "bank", "2026-11-29", ledger.Outcome{
-		Entries:  []ledger.StatementEntry{in("ACC/R1", 10000, "STRIPE"), in("ACC/R2", 777, "STRIPE")},
-		Arrivals: []ledger.Arrival{{Channel: "stripe", PayoutID: "po_A", Keys: []string{"ACC/R1"}, Amount: 10000, On: date("2026-11-29")}},
+		Entries:  []reconcile.KeyedEntry{in("ACC/R1", 10000, "STRIPE"), in("ACC/R2", 777, "STRIPE")},
+		Arrivals: []reconcile.PayoutArrival{{Channel: "stripe", PayoutID: "po_A", Keys: []string{"ACC/R1"}, Amount: 10000, On: date("2026-11-29")}},
 	})
 	got = openIDs(t, db, "2026-11-30")
 	if a := got["po_A"]; !a.Arrived || !a.ArrivedOn.Equal(date("2026-11-29")) || a.ArrivedAmount != 10000 || a.Short || got["po_B"].Arrived {

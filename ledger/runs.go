@@ -59,8 +59,8 @@ type Outcome struct {
 	// Arrivals a bank statement's entries and the payouts it found the
 	// money of (rule 15).
 	Payouts  []reconcile.Payout
-	Entries  []StatementEntry
-	Arrivals []Arrival
+	Entries  []reconcile.KeyedEntry
+	Arrivals []reconcile.PayoutArrival
 	// Summary and Workbook are the run's reports, kept so the same file
 	// again gets them back without the work being redone. When Reports is
 	// set, it gives them instead, called inside the transaction after the
@@ -432,10 +432,7 @@ SELECT id, channel, business_date, format, file, file_sha256, status, started_at
 
 // dateOf is the business date as a UTC midnight, which pgx writes as that
 // calendar date whatever the day's own time zone.
-func dateOf(d reconcile.BusinessDay) time.Time {
-	y, m, day := d.Date.Date()
-	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
-}
+func dateOf(d reconcile.BusinessDay) time.Time { return d.UTCDate() }
 
 // nullString writes an empty optional text as NULL.
 func nullString(s string) any {

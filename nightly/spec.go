@@ -123,7 +123,7 @@ func (s RunSpec) Statement() bool { return slices.Contains(reconcile.StatementFo
 func (s RunSpec) expected(p reconcile.Payout) reconcile.Payout {
 	p.Channel = s.Channel
 	if p.ExpectedOn.IsZero() {
-		p.ExpectedOn = dateOnly(s.Day).AddDate(0, 0, s.PayoutDelay)
+		p.ExpectedOn = s.Day.UTCDate().AddDate(0, 0, s.PayoutDelay)
 	}
 	return p
 }

@@ -444,7 +444,7 @@ func (n *night) commit(ctx context.Context) error {
 	o := ledger.Outcome{Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
 		DisputeEvents: n.found.DisputeEvents, Payouts: n.payouts, WorkbookName: n.workbookName()}
 	if st := n.statement; st != nil {
-		o.Entries, o.Arrivals = st.entries, st.arrivals()
+		o.Entries, o.Arrivals = st.entries, st.matched.Arrivals
 	}
 	o.Reports = func() ([]byte, []byte, error) {
 		if err := n.waitReports(ctx); err != nil {
@@ -507,11 +507,4 @@ func stageAttrs(stages []reconcile.Stage) slog.Attr {
 		as[i] = slog.Duration(strings.ReplaceAll(s.Name, " ", "_"), s.Took)
 	}
 	return slog.Group("stages", as...)
-}
-
-// dateOnly is the business date as a UTC midnight: the dates of bank
-// entries and payouts are kept so.
-func dateOnly(d reconcile.BusinessDay) time.Time {
-	y, m, day := d.Date.Date()
-	return time.Date(y, m, day, 0, 0, 0, 0, time.UTC)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -11,7 +12,6 @@ import (
 	"reconcile/bankfeed"
 	"reconcile/channelfeed"
 	"reconcile/config"
-	"reconcile/ledger"
 	"reconcile/matcher/payouts"
 )
 
@@ -25,9 +25,9 @@ import (
 
 // statement is what a statement's night carries from stage to stage.
 type statement struct {
-	entries []ledger.StatementEntry
-	open    []ledger.OpenPayout
-	earlier []ledger.EarlierEntry
+	entries []reconcile.KeyedEntry
+	open    []reconcile.OpenPayout
+	earlier []reconcile.KeyedEntry
 	terms   map[string]reconcile.PayoutTerms // of every channel with a payout open
 	matched payouts.Result
 }
@@ -61,7 +61,7 @@ func (n *night) readStatement(ctx context.Context) error {
 			key = base + "-" + strconv.Itoa(seen[base])
 		}
 		seen[key]++
-		st.entries = append(st.entries, ledger.StatementEntry{BankEntry: e, Key: key})
+		st.entries = append(st.entries, reconcile.KeyedEntry{BankEntry: e, Key: key})
 		if len(st.entries)%4096 == 0 {
 			return ctx.Err()
 		}
@@ -125,18 +125,8 @@ func (n *night) openPayouts(ctx context.Context) error {
 // matchPayouts applies rule 15 and makes the night's result.
 func (n *night) matchPayouts(ctx context.Context) error {
 	spec, st := n.spec, n.statement
-	in := payouts.Input{Day: dateOnly(spec.Day), Terms: st.terms}
-	for _, p := range st.open {
-		in.Payouts = append(in.Payouts, payouts.Open{Payout: p.Payout, Told: p.Told, Arrived: p.Arrived, ArrivedOn: p.ArrivedOn,
-			ArrivedAmount: p.ArrivedAmount, Short: p.Short, Returned: p.Returned, ShortTold: p.ShortTold})
-	}
-	for _, e := range st.entries {
-		in.Entries = append(in.Entries, payouts.Entry{BankEntry: e.BankEntry, Key: e.Key})
-	}
-	for _, e := range st.earlier {
-		in.Entries = append(in.Entries, payouts.Entry{BankEntry: e.BankEntry, Key: e.Key, Earlier: true, Told: e.Told})
-	}
-	st.matched = payouts.Match(in)
+	st.matched = payouts.Match(payouts.Input{Day: spec.Day.UTCDate(), Terms: st.terms, Payouts: st.open,
+		Entries: slices.Concat(st.entries, st.earlier)})
 	n.run.Status = reconcile.RunSucceeded
 	n.run.FinishedAt = n.now()
 	res := reconcile.NewResult(*n.run)
@@ -150,14 +140,4 @@ func (n *night) matchPayouts(ctx context.Context) error {
 	res.NumberFindings()
 	n.res = res
 	return ctx.Err()
-}
-
-// arrivals are the night's arrivals as the ledger keeps them.
-func (st *statement) arrivals() []ledger.Arrival {
-	out := make([]ledger.Arrival, len(st.matched.Arrivals))
-	for i, a := range st.matched.Arrivals {
-		out[i] = ledger.Arrival{Channel: a.Channel, PayoutID: a.PayoutID, Keys: a.Keys, Amount: a.Amount, On: a.On,
-			Short: a.Short, Returned: a.Returned}
-	}
-	return out
 }

@@ -42,30 +42,11 @@ type Input struct {
 	Terms map[string]reconcile.PayoutTerms
 }
 
-// Open is a payout as the night finds it.
-type Open struct {
-	// Payout's Amount is signed: below zero the channel debits us.
-	// ExpectedOn is never zero here.
-	reconcile.Payout
-	Told      bool // payout_missing was told on an earlier night
-	Arrived   bool // an earlier night matched it: it is here to catch a return
-	ArrivedOn time.Time
-	// ArrivedAmount is what the earlier night's entries brought, Short
-	// whether that was not its amount, Returned whether a night found it
-	// sent back.
-	ArrivedAmount   int64
-	Short, Returned bool
-	// ShortTold says a payout_amount_mismatch of it was told.
-	ShortTold bool
-}
+// Open is a payout as the night finds it (the ledger's answer).
+type Open = reconcile.OpenPayout
 
 // Entry is a bank entry as the night finds it.
-type Entry struct {
-	reconcile.BankEntry
-	Key     string // identity across nights (BankEntry.Key, with "-2"… for repeats)
-	Earlier bool   // from an earlier night
-	Told    bool   // unexpected_credit was told for it on an earlier night
-}
+type Entry = reconcile.KeyedEntry
 
 // Result is what the night makes of its input.
 type Result struct {
@@ -83,22 +64,8 @@ type Result struct {
 	Taken []string
 }
 
-// Arrival is a payout whose money the night found.
-type Arrival struct {
-	Channel, PayoutID string
-	Keys              []string // the entries that carry it
-	// Amount is what they brought, signed as the payout's: for several
-	// entries of one payout their sum, for one entry of several payouts
-	// this payout's share (its amount, when the entry is theirs in full).
-	Amount int64
-	On     time.Time // the date of the last of them (BookedOn, else ValueOn)
-	// Short says it was found by reference as another amount: a
-	// payout_amount_mismatch told it, and the ledger keeps it so.
-	Short bool
-	// Returned says Keys sent the arrived payout back (rule 15f): kept
-	// so, the payout stays returned and its return is told once.
-	Returned bool
-}
+// Arrival is a payout whose money the night found, or found sent back.
+type Arrival = reconcile.PayoutArrival
 
 // Match applies rule 15 to one bank statement's night.
 func Match(in Input) Result {

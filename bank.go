@@ -107,6 +107,25 @@ func (s BankStatement) Balanced() error {
 	return nil
 }
 
+// Count adds e to the statement: every entry to Entries, a booked one's
+// amount to Credits or Debits, as Balanced reads them. It reports false,
+// counting nothing, when the sum would pass int64.
+func (s *BankStatement) Count(e BankEntry) bool {
+	if e.Status == "BOOK" {
+		sum := &s.Debits
+		if e.Credit {
+			sum = &s.Credits
+		}
+		v, ok := addChecked(*sum, e.Amount)
+		if !ok {
+			return false
+		}
+		*sum = v
+	}
+	s.Entries++
+	return true
+}
+
 // addChecked adds two amounts, reporting false where the sum is past
 // int64.
 func addChecked(a, b int64) (int64, bool) {

@@ -503,15 +503,9 @@ func (b *bai2Reader) detail(rec *bai2Record, f *bai2Fields) error {
 	if err := b.add(&a.total, e.Amount, rec.line, "16 amount"); err != nil {
 		return err
 	}
-	a.stmt.Entries++
-	if e.Status == "BOOK" {
-		sum := &a.stmt.Debits
-		if e.Credit {
-			sum = &a.stmt.Credits
-		}
-		if err := b.add(sum, e.Amount, rec.line, "16 amount"); err != nil {
-			return err
-		}
+	if !a.stmt.Count(e) {
+		return b.o.wrap(rec.line, "16 amount", fmt.Errorf("%w: the account's entries add up past the largest amount there is",
+			reconcile.ErrAmountRange))
 	}
 	return b.fn(e)
 }

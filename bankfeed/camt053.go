@@ -1019,16 +1019,8 @@ func (c *camtReader) entryEnd() error {
 		e.Counterparty = e.creditor
 	}
 	e.Remittance = string(e.remittance)
-	st.Entries++
-	if e.Status == "BOOK" {
-		sum := &st.Debits
-		if e.Credit {
-			sum = &st.Credits
-		}
-		if *sum > 1<<63-1-e.Amount {
-			return c.o.errorf(e.Line, e.path+"/Amt", "the statement's entries add up past what the reader can count")
-		}
-		*sum += e.Amount
+	if !st.Count(e.BankEntry) {
+		return c.o.errorf(e.Line, e.path+"/Amt", "the statement's entries add up past what the reader can count")
 	}
 	return c.fn(e.BankEntry)
 }

@@ -556,21 +556,15 @@ func (m *mtReader) endStatement() error {
 func (m *mtReader) emit() error {
 	e := m.pending
 	m.pending = nil
-	st := &m.st.BankStatement
-	sum, what := &st.Debits, "debits"
-	if e.Credit {
-		sum, what = &st.Credits, "credits"
-	}
-	if *sum > mtMaxAmount-e.Amount {
+	if !m.st.Count(*e) {
+		what := "debits"
+		if e.Credit {
+			what = "credits"
+		}
 		return m.o.errorf(e.Line, ":61:", "the statement's %s run past the largest amount the job takes", what)
 	}
-	*sum += e.Amount
-	st.Entries++
 	return m.fn(*e)
 }
-
-// mtMaxAmount is the largest sum of amounts int64 holds.
-const mtMaxAmount = 1<<63 - 1
 
 // mtBalance is a balance field read: :60F:, :62F: and their M twins.
 type mtBalance struct {

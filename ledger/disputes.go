@@ -3,6 +3,7 @@ package ledger
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -32,18 +33,29 @@ var eventColumns = []string{
 	"channel_txn_id", "amount_minor", "currency", "fee_milli", "occurred_at", "line", "reason", "raw_kind",
 }
 
-// keepEvents writes the run's new dispute events.
-func keepEvents(ctx context.Context, tx pgx.Tx, run reconcile.Run, events []reconcile.Transaction) error {
-	if len(events) == 0 {
+// keepEvents writes the run's new dispute events, streamed from their
+// log one row at a time.
+func keepEvents(ctx context.Context, tx pgx.Tx, run reconcile.Run, events reconcile.EventLog) error {
+	if events.Len() == 0 {
 		return nil
 	}
 	date := dateOf(run.Day)
-	rows := make([][]any, len(events))
-	for i, e := range events {
-		rows[i] = []any{run.ID, run.Channel, date, string(e.Kind), e.DisputeID, e.OrderNo, e.RefundNo, e.PaymentID,
-			e.ChannelTxnID, e.Amount, e.Currency, e.FeeMilli, nullTime(e.OccurredAt), e.Line, e.Reason, e.RawKind}
+	next, stop := iter.Pull(events.All())
+	defer stop()
+	row := make([]any, len(eventColumns))
+	src := pgx.CopyFromFunc(func() ([]any, error) {
+		e, ok := next()
+		if !ok {
+			return nil, nil
+		}
+		row = append(row[:0], run.ID, run.Channel, date, string(e.Kind), e.DisputeID, e.OrderNo, e.RefundNo, e.PaymentID,
+			e.ChannelTxnID, e.Amount, e.Currency, e.FeeMilli, nullTime(e.OccurredAt), e.Line, e.Reason, e.RawKind)
+		return row, nil
+	})
+	n, err := tx.CopyFrom(ctx, pgx.Identifier{"dispute_events"}, eventColumns, src)
+	if err == nil && n != int64(events.Len()) {
+		err = fmt.Errorf("copied %d dispute events of %d", n, events.Len())
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"dispute_events"}, eventColumns, pgx.CopyFromRows(rows))
 	return err
 }
 

@@ -50,7 +50,7 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	finding := reconcile.Finding{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "O-1", ChannelTxnID: cb.ChannelTxnID,
 		HasChannel: true, ChannelAmount: 100, Currency: "CNY", FeeMilli: 1_500_000, DisputeID: "D1", DisputeStatus: reconcile.DisputeOpen,
 		Reason: "fraud", Customer: "42", OccurredAt: cb.OccurredAt}
-	runOn(t, db, "run-27", "2026-11-27", []reconcile.Finding{finding}, ledger.Outcome{DisputeEvents: []reconcile.Transaction{cb}})
+	runOn(t, db, "run-27", "2026-11-27", []reconcile.Finding{finding}, ledger.Outcome{DisputeEvents: reconcile.PackEvents(cb)})
 
 	got, err := db.DisputeEvents(ctx, "wechatpay", testDay, []string{"D1", "D9"})
 	if err != nil || len(got) != 1 || got[0] != cb {
@@ -79,7 +79,7 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	// Won the next night: the standing moves, the review state and
 	// version stay the reviewer's.
 	won := event(reconcile.KindChargebackReversal, "D1", 100, "2026-11-28 09:00")
-	runOn(t, db, "run-28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
+	runOn(t, db, "run-28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(won)})
 	var status, state, customer string
 	var version int
 	if err := db.Pool().QueryRow(ctx, `SELECT dispute_status, state, version, customer FROM findings WHERE dispute_id = 'D1'`).
@@ -140,17 +140,17 @@ func TestStandingSurvivesReplays(t *testing.T) {
 		return []reconcile.Finding{{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "O-1", ChannelTxnID: cb.ChannelTxnID,
 			HasChannel: true, ChannelAmount: 100, Currency: "CNY", DisputeID: "D1", DisputeStatus: reconcile.DisputeOpen}}
 	}
-	runOn(t, db, "r27", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: []reconcile.Transaction{cb}})
-	runOn(t, db, "r28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
-	runOn(t, db, "r29", "2026-11-29", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{lost}})
+	runOn(t, db, "r27", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: reconcile.PackEvents(cb)})
+	runOn(t, db, "r28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(won)})
+	runOn(t, db, "r29", "2026-11-29", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(lost)})
 	if got := standing(t, db, "D1"); got != "lost" {
 		t.Fatalf("after three nights: %s, want lost", got)
 	}
-	runOn(t, db, "r28b", "2026-11-28", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{won}})
+	runOn(t, db, "r28b", "2026-11-28", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(won)})
 	if got := standing(t, db, "D1"); got != "lost" {
 		t.Errorf("the 28th again: %s, want lost still", got)
 	}
-	runOn(t, db, "r27b", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: []reconcile.Transaction{cb}})
+	runOn(t, db, "r27b", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: reconcile.PackEvents(cb)})
 	if got := standing(t, db, "D1"); got != "lost" {
 		t.Errorf("the 27th again, its chargeback told anew: %s, want lost", got)
 	}
@@ -164,7 +164,7 @@ func TestDisputedOrdersPerDispute(t *testing.T) {
 	a := event(reconcile.KindChargeback, "A", 100, "2026-11-27 10:00")
 	aBack := event(reconcile.KindChargebackReversal, "A", 150, "2026-11-27 11:00")
 	b := event(reconcile.KindChargeback, "B", 40, "2026-11-27 12:00")
-	runOn(t, db, "r27", "2026-11-27", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{a, aBack, b}})
+	runOn(t, db, "r27", "2026-11-27", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(a, aBack, b)})
 	if d, err := db.DisputedOrders(ctx, "wechatpay", testDay, []string{"O-1"}); err != nil || d["O-1"] != "B" {
 		t.Errorf("DisputedOrders: %v, %v; want O-1 held by B", d, err)
 	}
@@ -211,7 +211,7 @@ INSERT INTO disputes VALUES
 	}
 	// A seven-day window ends on the 28th for disputes opened on the 21st
 	// (Shanghai); D2 was settled by an earlier night.
-	runOn(t, db, "run-25", "2026-11-25", nil, ledger.Outcome{DisputeEvents: []reconcile.Transaction{event(reconcile.KindChargeback, "D2", 200, "2026-11-25 10:00")}})
+	runOn(t, db, "run-25", "2026-11-25", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(event(reconcile.KindChargeback, "D2", 200, "2026-11-25 10:00"))})
 	over, err := db.OverdueDisputes(ctx, "disputes", "wechatpay", testDay, 7*24*time.Hour)
 	if err != nil || len(over) != 1 || over[0].ID != "D3" {
 		t.Errorf("OverdueDisputes: %+v, %v; want D3 alone", over, err)

@@ -54,7 +54,7 @@ type Outcome struct {
 	// DisputeEvents are the dispute events and refund reversals of the
 	// run's file no earlier file carried (rule 14): kept, they set the
 	// standing of their disputes' chargeback findings.
-	DisputeEvents []reconcile.Transaction
+	DisputeEvents reconcile.EventLog
 	// Payouts are the payouts a channel's file told of; Entries and
 	// Arrivals a bank statement's entries and the payouts it found the
 	// money of (rule 15).

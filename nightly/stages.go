@@ -39,6 +39,7 @@ type night struct {
 	intake  *matcher.Intake // the matcher while the file and the day's window are read
 	m       *matcher.Matcher
 	found   matcher.Classification
+	events  reconcile.EventLog    // found's new dispute events, packed for the commit
 	memory  reconcile.NightMemory // the night's memory as it is stored, once m is done with
 	res     *reconcile.Result
 	reports *reports.Aside
@@ -397,6 +398,10 @@ func (n *night) classify(ctx context.Context) error {
 	// garbage too (docs/performance.md).
 	runtime.GC()
 	n.found = n.m.Classify(known)
+	// The new dispute events wait for the commit packed, not as the rules
+	// read them, while the memory is laid out and the reports are made.
+	n.events = reconcile.PackEvents(n.found.DisputeEvents...)
+	n.found.DisputeEvents = nil
 	// The matcher is done with: its memory goes to the commit.
 	n.memory, n.m = n.m.Memory(), nil
 	n.res = n.found.Result(*n.run)
@@ -442,7 +447,7 @@ func (n *night) waitReports(ctx context.Context) error {
 // reports, which the transaction waits for after the large writes.
 func (n *night) commit(ctx context.Context) error {
 	o := ledger.Outcome{Result: n.res, Memory: n.memory, Resolved: n.found.Resolved, Escalated: n.found.Escalated,
-		DisputeEvents: n.found.DisputeEvents, Payouts: n.payouts, WorkbookName: n.workbookName()}
+		DisputeEvents: n.events, Payouts: n.payouts, WorkbookName: n.workbookName()}
 	if st := n.statement; st != nil {
 		o.Entries, o.Arrivals = st.entries, st.matched.Arrivals
 	}

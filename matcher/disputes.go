@@ -160,6 +160,7 @@ type disputeCase struct {
 	key    string
 	events []reconcile.Transaction
 	new    []bool // events[i] is new tonight
+	hint   []byte // the buffer a finding's hint is written in
 }
 
 // sums are the money the dispute returned to the customer (chargebacks
@@ -227,8 +228,11 @@ func (m *Matcher) disputeCases(res *Classification, add func(reconcile.Finding))
 	}
 	m.disputes = nil // its array is res.DisputeEvents
 	m.overdueDisputes(tonight, add)
+	// One case, its lists and buffer used again for each dispute: no
+	// finding keeps them.
+	d := &disputeCase{}
 	for _, k := range order {
-		d := &disputeCase{key: k}
+		d.key, d.events, d.new = k, d.events[:0], d.new[:0]
 		for _, e := range earlier[k] {
 			d.events, d.new = append(d.events, e), append(d.new, false)
 		}
@@ -262,6 +266,11 @@ func (m *Matcher) earlierEvents(fn func(reconcile.Transaction)) {
 // is told. Call it once the ledger's answers are in, before rules 8 and
 // 14 count the events.
 func (m *Matcher) linkOrphans() {
+	// Most nights every event names its dispute or is a chargeback: no
+	// maps of the night's disputes are made for none to link.
+	if !slices.ContainsFunc(m.disputes, mayBeOrphan) {
+		return
+	}
 	charged := map[string]bool{}     // disputes with a (first) chargeback
 	byOrder := map[string][]string{} // those disputes, by order
 	note := func(e reconcile.Transaction) {
@@ -280,15 +289,22 @@ func (m *Matcher) linkOrphans() {
 	}
 	for i := range m.disputes {
 		e := &m.disputes[i]
-		// A row whose dispute id is its own channel id names no dispute:
-		// Adyen's Modification Reference, a CSV row without dispute_id.
-		if !e.Kind.Disputed() || charged[disputeKey(*e)] || e.OrderNo == "" || e.DisputeID != e.ChannelTxnID {
+		if !mayBeOrphan(*e) || charged[disputeKey(*e)] {
 			continue
 		}
 		if to := byOrder[e.OrderNo]; len(to) == 1 {
 			e.DisputeID = to[0]
 		}
 	}
+}
+
+// mayBeOrphan says whether e may be linked to its order's dispute: a
+// reversal or second chargeback of an order that names no dispute. A
+// row whose dispute id is its own channel id names none (Adyen's
+// Modification Reference, a CSV row without dispute_id). A chargeback
+// opens its own.
+func mayBeOrphan(e reconcile.Transaction) bool {
+	return e.Kind.Disputed() && e.Kind != reconcile.KindChargeback && e.OrderNo != "" && e.DisputeID == e.ChannelTxnID
 }
 
 // disputeFee checks a new chargeback's fee against the contract's
@@ -378,17 +394,16 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 	for _, e := range d.events[d.first()+1:] {
 		f.Related = append(f.Related, describeEvent(e))
 	}
-	var b strings.Builder
-	b.Grow(320) // these hints' length: the string is its buffer, not twice it
+	b := d.hint[:0]
 	switch {
 	case cb.OrderNo == "":
-		fmt.Fprintf(&b, "The channel took back %s under dispute %s, on a payment no order of ours holds", money(cb.Amount, cb.Currency), d.key)
+		b = fmt.Appendf(b, "The channel took back %s under dispute %s, on a payment no order of ours holds", money(cb.Amount, cb.Currency), d.key)
 		if cb.PaymentID != "" {
-			fmt.Fprintf(&b, " (payment id %s)", cb.PaymentID)
+			b = fmt.Appendf(b, " (payment id %s)", cb.PaymentID)
 		}
-		b.WriteString(": money we cannot place. Find the payment, then answer the dispute or accept it.")
+		b = append(b, ": money we cannot place. Find the payment, then answer the dispute or accept it."...)
 	case o == nil:
-		fmt.Fprintf(&b, "The channel took back %s of order %s under dispute %s, but the order is not in our records: find it, then answer the dispute or accept it.",
+		b = fmt.Appendf(b, "The channel took back %s of order %s under dispute %s, but the order is not in our records: find it, then answer the dispute or accept it.",
 			money(cb.Amount, cb.Currency), cb.OrderNo, d.key)
 	default:
 		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus, f.LocalTxnID =
@@ -396,12 +411,12 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 		if o.Order.HasCustomer {
 			f.Customer = strconv.FormatInt(o.Order.Customer, 10)
 		}
-		fmt.Fprintf(&b, "The customer of order %s (paid %s) disputed the payment with their bank: the channel took back %s under dispute %s",
+		b = fmt.Appendf(b, "The customer of order %s (paid %s) disputed the payment with their bank: the channel took back %s under dispute %s",
 			cb.OrderNo, money(o.Order.Amount, o.Order.Currency), money(cb.Amount, cb.Currency), d.key)
 		if cb.Reason != "" {
-			fmt.Fprintf(&b, " (reason: %s)", cb.Reason)
+			b = fmt.Appendf(b, " (reason: %s)", cb.Reason)
 		}
-		b.WriteString(". Answer the dispute with the channel, or accept it.")
+		b = append(b, ". Answer the dispute with the channel, or accept it."...)
 		refunded := 0
 		for _, r := range o.Refunds {
 			if r.Status == reconcile.RefundSucceeded {
@@ -410,16 +425,16 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 			f.Related = append(f.Related, fmt.Sprintf("refund %s of the order, %s, %s in our records", r.RefundNo, money(r.Amount, r.Currency), r.Status))
 		}
 		if refunded > 0 {
-			b.WriteString(" The order has been refunded too: see its refunds.")
+			b = append(b, " The order has been refunded too: see its refunds."...)
 		}
 	}
 	switch f.DisputeStatus {
 	case reconcile.DisputeWon:
-		b.WriteString(" Tonight's file also reverses it: the dispute is won.")
+		b = append(b, " Tonight's file also reverses it: the dispute is won."...)
 	case reconcile.DisputeLost:
-		b.WriteString(" Tonight's file also charges it back a second time: the dispute is lost.")
+		b = append(b, " Tonight's file also charges it back a second time: the dispute is lost."...)
 	}
-	f.Hint = b.String()
+	f.Hint, d.hint = string(b), b // the hint at its length, the buffer for the next
 	return f
 }
 
@@ -511,25 +526,28 @@ func (m *Matcher) disputedOrder(order string) string {
 	return ""
 }
 
-// disputesOfOrders adds tonight's dispute events to the rows of their
-// orders for rule 8 (chargebacks are money returned by another door).
-// One an earlier file carried under no order, placed tonight, joins its
-// order's earlier events instead: it is not new money.
-func (m *Matcher) disputesOfOrders(tonight map[string][]reconcile.Transaction) {
+// disputesOfOrders returns tonight's dispute events by order, as places
+// in m.disputes, for rule 8 (chargebacks are money returned by another
+// door): places, not copies, as an order's events are read once. One an
+// earlier file carried under no order, placed tonight, joins its order's
+// earlier events instead: it is not new money.
+func (m *Matcher) disputesOfOrders() map[string][]int32 {
 	known := map[eventKey]bool{}
 	for _, tx := range m.earlierDisputes {
 		known[eventID(tx)] = true
 	}
-	for _, tx := range m.disputes {
+	tonight := map[string][]int32{}
+	for i, tx := range m.disputes {
 		o := m.orders[tx.OrderNo]
 		switch {
 		case o == nil:
 		case known[eventID(tx)]:
 			o.Disputes = append(o.Disputes, tx)
 		default:
-			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
+			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], int32(i))
 		}
 	}
+	return tonight
 }
 
 // disputed begins the name of a dispute among an order's refunds (rule

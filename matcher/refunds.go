@@ -168,9 +168,15 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 		}
 	}
-	m.disputesOfOrders(tonight)
+	events := m.disputesOfOrders()
+	var rows []reconcile.Transaction // an order's, its refunds' then its disputes'
 	for _, o := range m.orders {
-		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, tonight[o.Order.OrderNo], remembered) {
+		order := o.Order.OrderNo
+		rows = append(rows[:0], tonight[order]...)
+		for _, i := range events[order] {
+			rows = append(rows, m.disputes[i])
+		}
+		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, rows, remembered) {
 			add(f)
 		}
 	}

@@ -188,13 +188,10 @@ type Finding struct {
 	// row carries and the fee of the channel's contract, in thousandths of
 	// a minor unit; FeeMilli is a chargeback's dispute fee.
 	FeeMilli, ExpectedFeeMilli int64
-	// DisputeID names the dispute of a chargeback or dispute_mismatch, and
-	// of an over_refund that a chargeback took past what was paid;
-	// DisputeStatus (DisputeOpen, …) and Reason are a chargeback's.
-	DisputeID, DisputeStatus, Reason string
-	// Customer is the customer of a chargeback's order (orders.user_id),
-	// "" when the local tables do not say.
-	Customer string
+	// Dispute is, on a finding of rule 14 (a chargeback, a
+	// dispute_mismatch, an over_refund that a chargeback took past what
+	// was paid), its dispute; nil on every other finding, which is most.
+	Dispute *DisputeFacts
 	// AutoReverse is set on unambiguous duplicates only: they get a
 	// reversal journal without a person looking.
 	AutoReverse bool
@@ -204,6 +201,42 @@ type Finding struct {
 	// Currency) and the bank's as its local side (LocalAmount,
 	// LocalCurrency): the bank account is ours.
 	Payout *PayoutFacts
+}
+
+// DisputeFacts are what a finding of rule 14 says of its dispute,
+// beside what every finding says.
+type DisputeFacts struct {
+	ID     string // the dispute's id
+	Status string // a chargeback's standing: DisputeOpen, DisputeWon, DisputeLost
+	Reason string // a chargeback's reason, as the file says it
+	// Customer is the customer of a chargeback's order (orders.user_id),
+	// "" when the local tables do not say.
+	Customer string
+}
+
+// OfDispute is the facts of a finding that names dispute id and nothing
+// else of it; nil for none.
+func OfDispute(id string) *DisputeFacts {
+	if id == "" {
+		return nil
+	}
+	return &DisputeFacts{ID: id}
+}
+
+// DisputeID is the id of the finding's dispute, "" when it has none.
+func (f Finding) DisputeID() string {
+	if f.Dispute == nil {
+		return ""
+	}
+	return f.Dispute.ID
+}
+
+// DisputeStatus is a chargeback's standing, "" on other findings.
+func (f Finding) DisputeStatus() string {
+	if f.Dispute == nil {
+		return ""
+	}
+	return f.Dispute.Status
 }
 
 // Key is the matching key of the finding.
@@ -272,7 +305,7 @@ func (f Finding) AtRisk() int64 {
 		}
 		return f.ChannelAmount
 	case Chargeback:
-		if f.DisputeStatus == DisputeWon {
+		if f.DisputeStatus() == DisputeWon {
 			return 0 // reversed: the money came back
 		}
 		return f.ChannelAmount

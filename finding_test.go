@@ -12,7 +12,7 @@ import (
 func TestAtRiskOfDisputes(t *testing.T) {
 	cb := reconcile.Finding{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, HasChannel: true, ChannelAmount: 4999, Currency: "USD"}
 	for status, want := range map[string]int64{reconcile.DisputeOpen: 4999, reconcile.DisputeLost: 4999, reconcile.DisputeWon: 0, "": 4999} {
-		cb.DisputeStatus = status
+		cb.Dispute = &reconcile.DisputeFacts{ID: "dp_1", Status: status}
 		if got := cb.AtRisk(); got != want {
 			t.Errorf("chargeback %q: at risk %d, want %d", status, got, want)
 		}

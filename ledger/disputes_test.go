@@ -48,8 +48,8 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	db, _ := ledgertest.DB(t)
 	cb := event(reconcile.KindChargeback, "D1", 100, "2026-11-27 11:00")
 	finding := reconcile.Finding{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "O-1", ChannelTxnID: cb.ChannelTxnID,
-		HasChannel: true, ChannelAmount: 100, Currency: "CNY", FeeMilli: 1_500_000, DisputeID: "D1", DisputeStatus: reconcile.DisputeOpen,
-		Reason: "fraud", Customer: "42", OccurredAt: cb.OccurredAt}
+		HasChannel: true, ChannelAmount: 100, Currency: "CNY", FeeMilli: 1_500_000,
+		Dispute: &reconcile.DisputeFacts{ID: "D1", Status: reconcile.DisputeOpen, Reason: "fraud", Customer: "42"}, OccurredAt: cb.OccurredAt}
 	runOn(t, db, "run-27", "2026-11-27", []reconcile.Finding{finding}, ledger.Outcome{DisputeEvents: reconcile.PackEvents(cb)})
 
 	got, err := db.DisputeEvents(ctx, "wechatpay", testDay, []string{"D1", "D9"})
@@ -100,7 +100,7 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 		t.Errorf("events after two nights: %+v", all)
 	}
 	fs, err := db.RunFindings(ctx, "run-27")
-	if err != nil || len(fs) != 1 || fs[0].DisputeID != "D1" || fs[0].Reason != "fraud" || fs[0].FeeMilli != 1_500_000 || fs[0].Customer != "42" {
+	if err != nil || len(fs) != 1 || fs[0].DisputeID() != "D1" || fs[0].Dispute.Reason != "fraud" || fs[0].FeeMilli != 1_500_000 || fs[0].Dispute.Customer != "42" {
 		t.Errorf("RunFindings: %+v, %v", fs, err)
 	}
 
@@ -113,7 +113,7 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	if got := standing(t, db, "D1"); got != "open" {
 		t.Errorf("standing after the 28th without its reversal: %s, want open", got)
 	}
-	if open, err := db.StillOpen(ctx, "wechatpay", time.Now().Add(time.Hour), 50); err != nil || len(open) != 1 || open[0].DisputeID != "D1" {
+	if open, err := db.StillOpen(ctx, "wechatpay", time.Now().Add(time.Hour), 50); err != nil || len(open) != 1 || open[0].DisputeID() != "D1" {
 		t.Errorf("StillOpen: %+v, %v; want the open dispute again", open, err)
 	}
 }
@@ -138,7 +138,7 @@ func TestStandingSurvivesReplays(t *testing.T) {
 	lost := event(reconcile.KindSecondChargeback, "D1", 100, "2026-11-29 09:00")
 	finding := func() []reconcile.Finding {
 		return []reconcile.Finding{{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "O-1", ChannelTxnID: cb.ChannelTxnID,
-			HasChannel: true, ChannelAmount: 100, Currency: "CNY", DisputeID: "D1", DisputeStatus: reconcile.DisputeOpen}}
+			HasChannel: true, ChannelAmount: 100, Currency: "CNY", Dispute: &reconcile.DisputeFacts{ID: "D1", Status: reconcile.DisputeOpen}}}
 	}
 	runOn(t, db, "r27", "2026-11-27", finding(), ledger.Outcome{DisputeEvents: reconcile.PackEvents(cb)})
 	runOn(t, db, "r28", "2026-11-28", nil, ledger.Outcome{DisputeEvents: reconcile.PackEvents(won)})

@@ -170,13 +170,14 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 			occurredAt                 *time.Time
 			hasPayout                  bool
 			p                          reconcile.PayoutFacts
+			d                          reconcile.DisputeFacts
 			expectedOn, bookedOn       *time.Time
 		)
 		if err := rows.Scan(&ref, &category, &kind, &f.OrderNo, &f.RefundNo, &f.ChannelTxnID,
 			&f.OriginalTxnID, &f.LocalTxnID, &channelAmount, &f.Currency, &localAmount,
 			&f.LocalCurrency, &chStatus, &f.LocalStatus, &f.IdemStatus, &occurredAt, &f.Line,
 			&f.RawKind, &f.Hint, &f.AutoReverse, &f.RowFingerprint, &f.Related, &f.FeeMilli,
-			&f.ExpectedFeeMilli, &f.DisputeID, &f.DisputeStatus, &f.Reason, &f.Customer,
+			&f.ExpectedFeeMilli, &d.ID, &d.Status, &d.Reason, &d.Customer,
 			&hasPayout, &p.Channel, &p.ID, &expectedOn, &p.Account, &p.BankRef, &bookedOn); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, interpretError(err))
 		}
@@ -188,6 +189,9 @@ func (db *DB) queryFindings(ctx context.Context, what, sql string, args ...any) 
 				p.BookedOn = *bookedOn
 			}
 			f.Payout = &p
+		}
+		if d != (reconcile.DisputeFacts{}) {
+			f.Dispute = &d
 		}
 		if ref != nil {
 			f.Ref = *ref

@@ -347,6 +347,10 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.AutoReverse {
 			state, journalKey = reconcile.StateReversed, keyByRow[f.RowKey()]
 		}
+		var d reconcile.DisputeFacts
+		if f.Dispute != nil {
+			d = *f.Dispute
+		}
 		payout := make([]any, 6)
 		if p := f.Payout; p != nil {
 			payout = []any{nullString(p.Channel), nullString(p.ID), nullTime(p.ExpectedOn), nullString(p.Account),
@@ -360,7 +364,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
 			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
 			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
-			nullString(f.DisputeID), nullString(f.DisputeStatus), nullString(f.Reason), nullString(f.Customer),
+			nullString(d.ID), nullString(d.Status), nullString(d.Reason), nullString(d.Customer),
 		}, payout...), nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)

@@ -390,7 +390,8 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 	cb := d.events[d.first()]
 	f := fromRow(cb, nil)
 	f.Category, f.Kind = reconcile.Chargeback, reconcile.KindChargeback
-	f.FeeMilli, f.DisputeID, f.DisputeStatus, f.Reason = cb.FeeMilli, d.key, d.status(), cb.Reason
+	f.FeeMilli = cb.FeeMilli
+	f.Dispute = &reconcile.DisputeFacts{ID: d.key, Status: d.status(), Reason: cb.Reason}
 	for _, e := range d.events[d.first()+1:] {
 		f.Related = append(f.Related, describeEvent(e))
 	}
@@ -409,7 +410,7 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 		f.HasLocal, f.LocalAmount, f.LocalCurrency, f.LocalStatus, f.LocalTxnID =
 			true, o.Order.Amount, o.Order.Currency, o.Order.Status, o.Order.ChannelTxnID
 		if o.Order.HasCustomer {
-			f.Customer = strconv.FormatInt(o.Order.Customer, 10)
+			f.Dispute.Customer = strconv.FormatInt(o.Order.Customer, 10)
 		}
 		b = fmt.Appendf(b, "The customer of order %s (paid %s) disputed the payment with their bank: the channel took back %s under dispute %s",
 			cb.OrderNo, money(o.Order.Amount, o.Order.Currency), money(cb.Amount, cb.Currency), d.key)
@@ -428,7 +429,7 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 			b = append(b, " The order has been refunded too: see its refunds."...)
 		}
 	}
-	switch f.DisputeStatus {
+	switch f.Dispute.Status {
 	case reconcile.DisputeWon:
 		b = append(b, " Tonight's file also reverses it: the dispute is won."...)
 	case reconcile.DisputeLost:
@@ -441,13 +442,13 @@ func chargeback(d *disputeCase, o *reconcile.OrderRefunds) reconcile.Finding {
 // disputeMismatch is an event of a dispute that fits no chargeback.
 func disputeMismatch(e reconcile.Transaction, why string) reconcile.Finding {
 	f := fromRow(e, nil)
-	f.Category, f.DisputeID = reconcile.DisputeMismatch, disputeKey(e)
+	f.Category, f.Dispute = reconcile.DisputeMismatch, reconcile.OfDispute(disputeKey(e))
 	what := "A reversal"
 	if e.Kind == reconcile.KindSecondChargeback {
 		what = "A second chargeback"
 	}
 	f.Hint = fmt.Sprintf("%s of %s (dispute %s, line %d) does not fit: %s. Find its chargeback with the channel.",
-		what, money(e.Amount, e.Currency), f.DisputeID, e.Line, why)
+		what, money(e.Amount, e.Currency), f.DisputeID(), e.Line, why)
 	return f
 }
 
@@ -461,7 +462,7 @@ func (m *Matcher) overdueDisputes(tonight map[string][]int32, add func(reconcile
 			continue
 		}
 		f := reconcile.Finding{Category: reconcile.MissingChannel, Kind: reconcile.KindChargeback, OrderNo: d.OrderNo,
-			DisputeID: d.ID, HasLocal: true, LocalAmount: d.Amount, LocalCurrency: d.Currency, LocalStatus: d.Status,
+			Dispute: reconcile.OfDispute(d.ID), HasLocal: true, LocalAmount: d.Amount, LocalCurrency: d.Currency, LocalStatus: d.Status,
 			OccurredAt: d.OpenedAt}
 		f.Hint = fmt.Sprintf("Our records hold dispute %s of order %s (%s, %s), opened %s, but no file of the channel has charged it back since: check its standing with the channel, or correct our record.",
 			d.ID, d.OrderNo, money(d.Amount, d.Currency), d.Status, d.OpenedAt.Format("2006-01-02 15:04"))
@@ -473,7 +474,7 @@ func (m *Matcher) overdueDisputes(tonight map[string][]int32, add func(reconcile
 // disputes does not hold.
 func unrecordedDispute(e reconcile.Transaction, key string) reconcile.Finding {
 	f := fromRow(e, nil)
-	f.Category, f.Kind, f.DisputeID = reconcile.MissingLocal, reconcile.KindChargeback, key
+	f.Category, f.Kind, f.Dispute = reconcile.MissingLocal, reconcile.KindChargeback, reconcile.OfDispute(key)
 	f.Hint = fmt.Sprintf("The channel charged back %s under dispute %s, but our records of disputes do not hold it: record it, so that it is answered in time.",
 		money(e.Amount, e.Currency), key)
 	return f
@@ -526,17 +527,18 @@ func (m *Matcher) disputedOrder(order string) string {
 	return ""
 }
 
-// disputesOfOrders returns tonight's dispute events by order, as places
-// in m.disputes, for rule 8 (chargebacks are money returned by another
-// door): places, not copies, as an order's events are read once. One an
-// earlier file carried under no order, placed tonight, joins its order's
-// earlier events instead: it is not new money.
-func (m *Matcher) disputesOfOrders() map[string][]int32 {
+// disputesOfOrders returns the places in m.disputes of tonight's
+// dispute events, by order, for rule 8 (chargebacks are money returned
+// by another door): places, not copies, listed by order rather than
+// mapped, as an order's events are read once. One an earlier file
+// carried under no order, placed tonight, joins its order's earlier
+// events instead: it is not new money.
+func (m *Matcher) disputesOfOrders() placedEvents {
 	known := map[eventKey]bool{}
 	for _, tx := range m.earlierDisputes {
 		known[eventID(tx)] = true
 	}
-	tonight := map[string][]int32{}
+	var out placedEvents
 	for i, tx := range m.disputes {
 		o := m.orders[tx.OrderNo]
 		switch {
@@ -544,10 +546,31 @@ func (m *Matcher) disputesOfOrders() map[string][]int32 {
 		case known[eventID(tx)]:
 			o.Disputes = append(o.Disputes, tx)
 		default:
-			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], int32(i))
+			out = append(out, placedEvent{tx.OrderNo, int32(i)})
 		}
 	}
-	return tonight
+	slices.SortStableFunc(out, func(a, b placedEvent) int { return strings.Compare(a.order, b.order) })
+	return out
+}
+
+// placedEvent is a dispute event's place in the night's events, with its
+// order; placedEvents are sorted by order, each order's in their place's
+// order.
+type placedEvent struct {
+	order string
+	at    int32
+}
+
+type placedEvents []placedEvent
+
+// of returns the events of order.
+func (p placedEvents) of(order string) placedEvents {
+	i, _ := slices.BinarySearchFunc(p, order, func(e placedEvent, order string) int { return strings.Compare(e.order, order) })
+	j := i
+	for j < len(p) && p[j].order == order {
+		j++
+	}
+	return p[i:j]
 }
 
 // disputed begins the name of a dispute among an order's refunds (rule

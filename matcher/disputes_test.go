@@ -105,8 +105,8 @@ func TestChargebackAndRefundOfOneOrder(t *testing.T) {
 			}
 			if tt.over {
 				f := over[0]
-				if f.DisputeID != "D1" || f.AtRisk() != 100 || !strings.Contains(f.Hint, "1 refund and 1 chargeback") {
-					t.Errorf("over_refund: dispute %q, at risk %d, hint %q; want D1, 100, both doors named", f.DisputeID, f.AtRisk(), f.Hint)
+				if f.DisputeID() != "D1" || f.AtRisk() != 100 || !strings.Contains(f.Hint, "1 refund and 1 chargeback") {
+					t.Errorf("over_refund: dispute %q, at risk %d, hint %q; want D1, 100, both doors named", f.DisputeID(), f.AtRisk(), f.Hint)
 				}
 				if len(f.Related) != 2 || !strings.Contains(strings.Join(f.Related, "|"), "chargeback D1") {
 					t.Errorf("over_refund names %q, want the refund and the chargeback", f.Related)
@@ -118,7 +118,7 @@ func TestChargebackAndRefundOfOneOrder(t *testing.T) {
 			}
 			if tt.cb != "" {
 				f := cbs[0]
-				if f.DisputeStatus != tt.cb || f.DisputeID != "D1" || f.OrderNo != "O1" || f.FeeMilli != 1_500_000 || f.Reason != "fraudulent" ||
+				if f.DisputeStatus() != tt.cb || f.DisputeID() != "D1" || f.OrderNo != "O1" || f.FeeMilli != 1_500_000 || f.Dispute.Reason != "fraudulent" ||
 					(f.AtRisk() != f.ChannelAmount) != (tt.cb == reconcile.DisputeWon) || !f.NeedsReview() || !f.HasLocal || f.LocalAmount != 100 {
 					t.Errorf("chargeback: %+v", f)
 				}
@@ -192,6 +192,44 @@ func TestSecondChargebackTakesAgain(t *testing.T) {
 	}
 }
 
+// TestChargebacksAloneOfAnOrder: an order no refund touched is told by
+// rule 8 only when its chargebacks took more than it was paid, or took
+// it in another currency; within what was paid, its dispute's finding
+// is its case.
+func TestChargebacksAloneOfAnOrder(t *testing.T) {
+	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
+	usd := cb("O1", "D1", 100, "2026-11-28 11:00:00.000")
+	usd.Currency = "USD"
+	tests := []struct {
+		name string
+		rows []reconcile.Transaction
+		want []reconcile.Category // besides the chargeback
+	}{
+		{"within what was paid", []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000")}, nil},
+		{"more than was paid", []reconcile.Transaction{cb("O1", "D1", 120, "2026-11-28 11:00:00.000")},
+			[]reconcile.Category{reconcile.OverRefund}},
+		{"two disputes, more than was paid together", []reconcile.Transaction{cb("O1", "D1", 60, "2026-11-28 11:00:00.000"),
+			cb("O1", "D2", 60, "2026-11-28 12:00:00.000")}, []reconcile.Category{reconcile.OverRefund}},
+		{"a second chargeback on top", []reconcile.Transaction{cb("O1", "D1", 100, "2026-11-28 11:00:00.000"),
+			dispute(reconcile.KindSecondChargeback, "O1", "D1", 100, "2026-11-28 15:00:00.000")}, []reconcile.Category{reconcile.OverRefund}},
+		{"in another currency", []reconcile.Transaction{usd}, []reconcile.Category{reconcile.RefundCurrencyMismatch}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := night{date: "2026-11-28", rows: tt.rows, orders: []reconcile.LocalRecord{o1}}.classify(t)
+			var got []reconcile.Category
+			for _, f := range c.Findings {
+				if f.Category != reconcile.Chargeback {
+					got = append(got, f.Category)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("findings besides the chargebacks: %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
 func TestChargebackPlacedByPaymentID(t *testing.T) {
 	o1 := paidOrder("O1", 100, "2026-11-26 09:00:00.000")
 	placed := cb("", "D1", 100, "2026-11-28 11:00:00.000")
@@ -200,7 +238,7 @@ func TestChargebackPlacedByPaymentID(t *testing.T) {
 	c := night{date: "2026-11-28", orders: []reconcile.LocalRecord{o1}, rows: []reconcile.Transaction{placed, lost},
 		refunds: []reconcile.LocalRecord{paidRefund("O1", "R1", 100, "2026-11-27 10:00:00.000")}}.classify(t)
 	cbs := only(c, reconcile.Chargeback)
-	if len(cbs) != 2 || cbs[0].OrderNo != "" || cbs[0].DisputeID != "D2" || cbs[1].OrderNo != "O1" {
+	if len(cbs) != 2 || cbs[0].OrderNo != "" || cbs[0].DisputeID() != "D2" || cbs[1].OrderNo != "O1" {
 		t.Fatalf("chargebacks: %+v, want D2 on no order and D1 on O1", cbs)
 	}
 	if !strings.Contains(cbs[0].Hint, "payment id pi_unknown") || !strings.Contains(cbs[0].Hint, "cannot place") {
@@ -324,7 +362,7 @@ func TestRecordedDisputes(t *testing.T) {
 					got = append(got, f.Category)
 					// the missing record of a chargeback is not money of its own
 					risk := map[reconcile.Category]int64{reconcile.MissingLocal: 0, reconcile.MissingChannel: 100}[f.Category]
-					if f.Kind != reconcile.KindChargeback || f.DisputeID == "" || f.AtRisk() != risk {
+					if f.Kind != reconcile.KindChargeback || f.DisputeID() == "" || f.AtRisk() != risk {
 						t.Errorf("%+v", f)
 					}
 				}
@@ -354,7 +392,7 @@ func TestDisputeEventsUnderTheirOwnIDs(t *testing.T) {
 			own(dispute(reconcile.KindSecondChargeback, "O1", "M3", 100, "2026-11-28 18:00:00.000"))}}.classify(t)
 	cbs := only(c, reconcile.Chargeback)
 	m1 := "CB-M1-chargeback"
-	if len(c.Findings) != 1 || len(cbs) != 1 || cbs[0].DisputeStatus != reconcile.DisputeLost || cbs[0].DisputeID != m1 || len(cbs[0].Related) != 2 {
+	if len(c.Findings) != 1 || len(cbs) != 1 || cbs[0].DisputeStatus() != reconcile.DisputeLost || cbs[0].DisputeID() != m1 || len(cbs[0].Related) != 2 {
 		t.Errorf("findings: %+v; want one chargeback %s, lost, naming its two later events", c.Findings, m1)
 	}
 	for _, e := range c.DisputeEvents {

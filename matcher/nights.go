@@ -55,6 +55,12 @@ func (m *Matcher) metEarlier(gi int32, date time.Time, rec memory.Record) {
 // file.
 func (m *Matcher) seenEarlier(ui int32) { m.unseenSeen[ui] = true }
 
+// NightsRead lets go of what reading the earlier nights' memory needed
+// (tonight's keys listed by hash): call it once the Nights reader is
+// done with, so that the ledger's answers the rules wait for do not come
+// in on top of it. Classify does, if it was not called.
+func (m *Matcher) NightsRead() { m.forgetNights() }
+
 // forgetNights lets go of tonight's keys listed for the earlier nights.
 func (m *Matcher) forgetNights() {
 	if m.nights != nil {

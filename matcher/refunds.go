@@ -138,7 +138,10 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 	if len(m.orders) == 0 {
 		return
 	}
-	tonight := make(map[string][]reconcile.Transaction, len(m.orders))
+	events := m.disputesOfOrders()
+	// Sized for the orders of refund rows: those the ledger told of, less
+	// those a dispute brought in (most are of a chargeback alone).
+	tonight := make(map[string][]reconcile.Transaction, max(len(m.orders)-len(events), 0))
 	// Refunds an earlier night's file carried, by number, which its
 	// memory knows but the ledger's findings do not: not new tonight.
 	remembered := map[string]bool{}
@@ -168,18 +171,42 @@ func (m *Matcher) refundCases(add func(reconcile.Finding)) {
 			tonight[tx.OrderNo] = append(tonight[tx.OrderNo], tx)
 		}
 	}
-	events := m.disputesOfOrders()
 	var rows []reconcile.Transaction // an order's, its refunds' then its disputes'
 	for _, o := range m.orders {
 		order := o.Order.OrderNo
 		rows = append(rows[:0], tonight[order]...)
-		for _, i := range events[order] {
-			rows = append(rows, m.disputes[i])
+		refundRows := len(rows)
+		for _, e := range events.of(order) {
+			rows = append(rows, m.disputes[e.at])
+		}
+		if refundRows == 0 && onlyDisputed(o, rows) {
+			continue
 		}
 		for _, f := range orderRefunds(m.day, m.opts.RefundWindow, o, rows, remembered) {
 			add(f)
 		}
 	}
+}
+
+// onlyDisputed says rules 8 and 9 have nothing to tell of order o: no
+// refund of it is known, tonight or before, nor an earlier dispute, and
+// tonight's dispute events (events) took back, in its currency, no more
+// than it was paid, reversals left uncounted. Most chargebacks' orders:
+// their case is the dispute's (rule 14).
+func onlyDisputed(o *reconcile.OrderRefunds, events []reconcile.Transaction) bool {
+	if len(o.Refunds) > 0 || len(o.Earlier) > 0 || len(o.Disputes) > 0 {
+		return false
+	}
+	var taken int64
+	for _, e := range events {
+		if !e.Kind.Disputed() || e.Currency != o.Order.Currency {
+			return false
+		}
+		if e.Kind != reconcile.KindChargebackReversal {
+			taken = reconcile.AddSaturating(taken, e.Amount)
+		}
+	}
+	return taken <= o.Order.Amount
 }
 
 // orderRefunds applies rules 8 and 9 to one order: rows are tonight's
@@ -368,7 +395,7 @@ func overRefund(o *reconcile.OrderRefunds, refunds, foreign []*refundSeen, total
 	f := reconcile.Finding{
 		Category: reconcile.OverRefund, Kind: reconcile.KindRefund,
 		OrderNo: order.OrderNo, RefundNo: last.number(), ChannelTxnID: last.id, OccurredAt: last.at, Line: last.line,
-		DisputeID:  lastDispute(refunds),
+		Dispute:    reconcile.OfDispute(lastDispute(refunds)),
 		HasChannel: true, ChannelAmount: total, Currency: order.Currency, ChannelStatus: reconcile.StatusSuccess,
 		HasLocal: true, LocalAmount: order.Amount, LocalCurrency: order.Currency, LocalStatus: order.Status,
 		LocalTxnID: order.ChannelTxnID,

@@ -355,6 +355,7 @@ func (n *night) remember(ctx context.Context) error {
 	if err := db.MemoryBefore(ctx, spec.Channel, spec.Day, n.cfg.MemoryDays, n.m.Nights()); err != nil {
 		return err
 	}
+	n.m.NightsRead()
 	asked, err := n.idem.wait()
 	if err != nil {
 		return err

@@ -21,14 +21,14 @@ func disputeResult(t *testing.T) *reconcile.Result {
 	findings := []reconcile.Finding{
 		{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "ORD-1", ChannelTxnID: "txn_1",
 			HasChannel: true, ChannelAmount: 9951, Currency: "USD", HasLocal: true, LocalAmount: 9951, LocalCurrency: "USD",
-			OccurredAt: at, FeeMilli: 1_500_000, DisputeID: "dp_1", DisputeStatus: reconcile.DisputeOpen, Reason: "fraudulent",
-			Customer: "10042", Related: []string{"refund R-1 of the order, 49.99 USD, SUCCEEDED in our records"}},
+			OccurredAt: at, FeeMilli: 1_500_000, Related: []string{"refund R-1 of the order, 49.99 USD, SUCCEEDED in our records"},
+			Dispute: &reconcile.DisputeFacts{ID: "dp_1", Status: reconcile.DisputeOpen, Reason: "fraudulent", Customer: "10042"}},
 		{Category: reconcile.Chargeback, Kind: reconcile.KindChargeback, OrderNo: "=ORD-2", ChannelTxnID: "txn_2",
-			HasChannel: true, ChannelAmount: 4949, Currency: "USD", OccurredAt: at, FeeMilli: 1_234, DisputeID: "dp_2",
-			DisputeStatus: reconcile.DisputeWon},
+			HasChannel: true, ChannelAmount: 4949, Currency: "USD", OccurredAt: at, FeeMilli: 1_234,
+			Dispute: &reconcile.DisputeFacts{ID: "dp_2", Status: reconcile.DisputeWon}},
 		{Category: reconcile.OverRefund, Kind: reconcile.KindChargeback, OrderNo: "ORD-1", HasChannel: true,
-			ChannelAmount: 14950, Currency: "USD", HasLocal: true, LocalAmount: 9951, LocalCurrency: "USD", DisputeID: "dp_1",
-			OccurredAt: at},
+			ChannelAmount: 14950, Currency: "USD", HasLocal: true, LocalAmount: 9951, LocalCurrency: "USD",
+			Dispute: reconcile.OfDispute("dp_1"), OccurredAt: at},
 	}
 	reconcile.SortFindings(findings)
 	counts := map[reconcile.Category]int{reconcile.Matched: 3, reconcile.Chargeback: 2, reconcile.OverRefund: 1}

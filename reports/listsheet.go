@@ -185,14 +185,18 @@ func autoLine(f reconcile.Finding, loc *time.Location, journalKey string, cells 
 // dispute beside the order's refunds, one a line of the last cell.
 func chargebackLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	clear(cells)
-	cells.texts(1, f.Ref, f.OrderNo, f.Customer)
+	var d reconcile.DisputeFacts
+	if f.Dispute != nil {
+		d = *f.Dispute
+	}
+	cells.texts(1, f.Ref, f.OrderNo, d.Customer)
 	cells.money(4, f.ChannelAmount, f.Currency)
 	if f.FeeMilli%1000 == 0 {
 		cells.money(5, f.FeeMilli/1000, f.Currency)
 	} else {
 		cells.text(5, reconcile.FormatFee(f.FeeMilli, f.Currency))
 	}
-	cells.texts(6, f.Currency, f.Reason, localTime(f.OccurredAt, loc), f.DisputeStatus, f.DisputeID, f.ChannelTxnID,
+	cells.texts(6, f.Currency, d.Reason, localTime(f.OccurredAt, loc), d.Status, d.ID, f.ChannelTxnID,
 		strings.Join(f.Related, "\n"))
 }
 

@@ -128,7 +128,7 @@ func disputeLine(res *reconcile.Result) string {
 		case f.Category == reconcile.Chargeback:
 			n++
 			taken[f.Currency] = reconcile.AddSaturating(taken[f.Currency], f.ChannelAmount)
-		case f.Category == reconcile.OverRefund && f.DisputeID != "":
+		case f.Category == reconcile.OverRefund && f.Dispute != nil:
 			both++
 			twice[f.Currency] = reconcile.AddSaturating(twice[f.Currency], f.AtRisk())
 		}

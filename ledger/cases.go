@@ -90,18 +90,17 @@ SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn
 // nights that no local record confirmed. It needs nothing of the file,
 // so a run asks it while the file is read. Of a shard, only the orders the
 // shard owns.
-func (db *DB) DayOrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
-	fn func(reconcile.OrderRefunds) error) error {
+func (db *DB) DayOrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard) ([]reconcile.OrderRefunds, error) {
 	count, index := shardArgs(shard)
 	rows, err := db.pool.Query(ctx, dayCasesSQL, channel, day.Start(), day.End(), dateOf(day), count, index)
 	if err != nil {
-		return fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
+		return nil, fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
 	}
 	orders, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
+		return nil, fmt.Errorf("refunds of the day's orders: %w", interpretError(err))
 	}
-	return db.OrderRefunds(ctx, channel, day, shard, orders, fn)
+	return db.OrderRefunds(ctx, channel, day, shard, orders, nil)
 }
 
 // shardArgs are a shard's count and index as the queries take them: 1
@@ -116,23 +115,25 @@ func shardArgs(shard reconcile.Shard) (count, index int) {
 // OrderRefunds is DayOrderRefunds for the given orders, whatever they
 // show: the orders of tonight's refund rows whose refund is not one of
 // the day's records, or that the matcher cannot vouch for
-// (matcher.RefundOrders).
+// (matcher.RefundOrders), and the orders of tonight's chargebacks. The
+// answers are appended to dst, each written once where it is kept: a
+// night with many chargebacks asks of tens of thousands of orders.
 func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, shard reconcile.Shard,
-	orders []string, fn func(reconcile.OrderRefunds) error) error {
+	orders []string, dst []reconcile.OrderRefunds) ([]reconcile.OrderRefunds, error) {
 	if len(orders) == 0 {
-		return nil
+		return dst, nil
 	}
 	count, index := shardArgs(shard)
 	customers, err := db.HasCustomers(ctx)
 	if err != nil {
-		return err
+		return dst, err
 	}
 	rows, err := db.pool.Query(ctx, orderRefundsSQL(customers), orders, count, index)
 	if err != nil {
-		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+		return dst, fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 	}
-	var found []*reconcile.OrderRefunds
-	byOrder := map[string]*reconcile.OrderRefunds{}
+	from := len(dst)
+	at := make(map[string]int, len(orders)) // an order's place in dst[from:]
 	// Scanned into once: the row's text is new each time, its holders not.
 	var (
 		o                         reconcile.LocalRecord
@@ -145,17 +146,18 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 		if err := rows.Scan(&o.OrderNo, &o.Amount, &o.Currency, &o.Status, &o.ChannelTxnID, &customer,
 			&refundNo, &amount, &cur, &status, &id, &refundedAt); err != nil {
 			rows.Close()
-			return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+			return dst, fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 		}
 		if customer != nil {
 			o.Customer, o.HasCustomer = *customer, true
 		}
-		or := byOrder[o.OrderNo]
-		if or == nil {
-			or = &reconcile.OrderRefunds{Order: o}
-			byOrder[o.OrderNo] = or
-			found = append(found, or)
+		i, ok := at[o.OrderNo]
+		if !ok {
+			i = len(dst) - from
+			at[o.OrderNo] = i
+			dst = append(dst, reconcile.OrderRefunds{Order: o})
 		}
+		or := &dst[from+i]
 		if refundNo == nil {
 			continue // an order without local refunds
 		}
@@ -168,35 +170,30 @@ func (db *DB) OrderRefunds(ctx context.Context, channel string, day reconcile.Bu
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
+		return dst, fmt.Errorf("refunds of tonight's orders: %w", interpretError(err))
 	}
-	if err := db.earlierRefunds(ctx, channel, day, byOrder); err != nil {
-		return err
-	}
-	for _, or := range found {
-		if err := fn(*or); err != nil {
-			return err
-		}
-	}
-	return nil
+	return dst, db.earlierRefunds(ctx, channel, day, dst[from:], at)
 }
 
-// earlierRefunds adds to each order the refund rows of earlier nights'
-// files that only their findings remember, and their dispute events.
-func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, byOrder map[string]*reconcile.OrderRefunds) error {
-	if len(byOrder) == 0 {
+// earlierRefunds adds to each order (at its place in found) the refund
+// rows of earlier nights' files that only their findings remember, and
+// their dispute events.
+func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.BusinessDay, found []reconcile.OrderRefunds, at map[string]int) error {
+	if len(found) == 0 {
 		return nil
 	}
-	orders := make([]string, 0, len(byOrder))
-	for o := range byOrder {
-		orders = append(orders, o)
+	orders := make([]string, len(found))
+	for i := range found {
+		orders[i] = found[i].Order.OrderNo
 	}
+	byOrder := func(order string) *reconcile.OrderRefunds { return &found[at[order]] }
 	events, err := db.orderEvents(ctx, channel, day, orders)
 	if err != nil {
 		return err
 	}
 	for _, e := range events {
-		byOrder[e.OrderNo].Disputes = append(byOrder[e.OrderNo].Disputes, e)
+		o := byOrder(e.OrderNo)
+		o.Disputes = append(o.Disputes, e)
 	}
 	rows, err := db.pool.Query(ctx, earlierRefundsSQL, channel, orders, dateOf(day))
 	if err != nil {
@@ -218,7 +215,7 @@ func (db *DB) earlierRefunds(ctx context.Context, channel string, day reconcile.
 		if occurredAt != nil {
 			tx.OccurredAt = occurredAt.In(day.Location)
 		}
-		o := byOrder[tx.OrderNo]
+		o := byOrder(tx.OrderNo)
 		switch reconcile.Category(category) {
 		case reconcile.OverRefund:
 			o.Reported = max(o.Reported, tx.Amount) // its Channel Amount is the total it told

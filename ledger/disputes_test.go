@@ -63,17 +63,20 @@ func TestDisputeEventsAcrossNights(t *testing.T) {
 	if err != nil || len(disputed) != 1 || disputed["O-1"] != "D1" {
 		t.Errorf("DisputedOrders: %v, %v; want O-1 by D1", disputed, err)
 	}
-	var orders []reconcile.OrderRefunds
 	if _, err := db.Pool().Exec(ctx, `INSERT INTO orders (order_no, channel, amount_minor, currency, status, channel_txn_id, paid_at, user_id, created_at)
 		VALUES ('O-1', 'wechatpay', 100, 'CNY', 'PAID', 'wx-1', '2026-11-26 09:00+08', 42, '2026-11-26 08:59+08')`); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.OrderRefunds(ctx, "wechatpay", testDay, reconcile.Shard{}, []string{"O-1"}, func(o reconcile.OrderRefunds) error {
-		orders = append(orders, o)
-		return nil
-	}); err != nil || len(orders) != 1 || len(orders[0].Disputes) != 1 || orders[0].Disputes[0] != cb ||
+	orders, err := db.OrderRefunds(ctx, "wechatpay", testDay, reconcile.Shard{}, []string{"O-1"}, nil)
+	if err != nil || len(orders) != 1 || len(orders[0].Disputes) != 1 || orders[0].Disputes[0] != cb ||
 		!orders[0].Order.HasCustomer || orders[0].Order.Customer != 42 {
 		t.Fatalf("OrderRefunds: %+v, %v; want O-1 of customer 42 with its chargeback", orders, err)
+	}
+	// Appended after what the list held, the order's events go to it.
+	held := []reconcile.OrderRefunds{{Order: reconcile.LocalRecord{OrderNo: "O-0"}}}
+	if both, err := db.OrderRefunds(ctx, "wechatpay", testDay, reconcile.Shard{}, []string{"O-1"}, held); err != nil ||
+		len(both) != 2 || both[0].Order.OrderNo != "O-0" || len(both[0].Disputes) != 0 || len(both[1].Disputes) != 1 {
+		t.Fatalf("OrderRefunds after one held: %+v, %v", both, err)
 	}
 
 	// Won the next night: the standing moves, the review state and

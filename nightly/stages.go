@@ -139,12 +139,7 @@ func (n *night) channelStages(ctx context.Context) []stage {
 	// answers while the file is parsed.
 	spec := n.spec
 	n.dayCases = startAside(ctx, func(ctx context.Context) ([]reconcile.OrderRefunds, error) {
-		var out []reconcile.OrderRefunds
-		err := n.db.DayOrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, func(o reconcile.OrderRefunds) error {
-			out = append(out, o)
-			return nil
-		})
-		return out, err
+		return n.db.DayOrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard)
 	})
 	return []stage{
 		{"parse", n.parse},
@@ -316,11 +311,7 @@ func (n *night) related(ctx context.Context) error {
 		// One answer at most per order asked: sized once, not doubled by
 		// append (at 1 % chargebacks, a tenth of a night's live heap).
 		k.OrderRefunds = slices.Grow(k.OrderRefunds, len(q.RefundOrders))
-		err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, q.RefundOrders, func(o reconcile.OrderRefunds) error {
-			k.OrderRefunds = append(k.OrderRefunds, o)
-			return nil
-		})
-		if err != nil {
+		if k.OrderRefunds, err = db.OrderRefunds(ctx, spec.Channel, spec.Day, spec.Shard, q.RefundOrders, k.OrderRefunds); err != nil {
 			return k, err
 		}
 		err = db.EarlierOrders(ctx, spec.Channel, spec.Day, spec.PaymentWindow, spec.Grace, q.EarlyOrders, func(o reconcile.LocalRecord) error {

@@ -54,7 +54,10 @@ SELECT t.order_no FROM touched t
 
 // orderRefundsSQL: $1 the orders, $2 shards, $3 this shard. Each order
 // with its customer (or NULL) and every local refund of it, whatever its
-// date and status.
+// date and status. The orders are joined as a list, not matched by
+// ANY: at 30,000 orders (a night's chargebacks) the planner's bitmap of
+// the orders' index and hash of every refund took three times as long
+// as a lookup of each.
 func orderRefundsSQL(customers bool) string {
 	customer := "NULL::bigint"
 	if customers {
@@ -63,10 +66,10 @@ func orderRefundsSQL(customers bool) string {
 	return `
 SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_id, ''), ` + customer + `,
        x.refund_no, x.amount_minor, x.currency, x.status, coalesce(x.channel_refund_id, ''), x.refunded_at
-  FROM orders o
+  FROM (SELECT DISTINCT unnest($1::text[])) AS a(order_no)
+  JOIN orders o ON o.order_no = a.order_no
   LEFT JOIN refunds x ON x.order_no = o.order_no
- WHERE o.order_no = ANY($1::text[])
-   AND ($2::bigint = 1 OR ` + shardSQL("o.order_no", "$2::bigint") + ` = $3)
+ WHERE ($2::bigint = 1 OR ` + shardSQL("o.order_no", "$2::bigint") + ` = $3)
  ORDER BY o.order_no, x.refund_no`
 }
 

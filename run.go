@@ -168,7 +168,7 @@ func SortFindings(fs []Finding) {
 		rank[c] = i
 	}
 	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
+		a, b := &fs[i], &fs[j]
 		if a.Category != b.Category {
 			return rank[a.Category] < rank[b.Category]
 		}

@@ -318,14 +318,17 @@ var findingColumns = []string{
 // time from the slice, so a run with many findings costs one round trip and
 // no second copy in memory.
 func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconcile.Finding, keyByRow map[string]string) error {
-	date := dateOf(run.Day)
+	date, shard := dateOf(run.Day), run.Shard.String()
 	i := -1
+	// One row's values, filled again for each finding: COPY encodes a row
+	// before it asks for the next.
+	row := make([]any, 0, len(findingColumns))
 	src := pgx.CopyFromFunc(func() ([]any, error) {
 		i++
 		if i >= len(fs) {
 			return nil, nil
 		}
-		f := fs[i]
+		f := &fs[i]
 		var channelAmount, localAmount any
 		if f.HasChannel {
 			channelAmount = f.ChannelAmount
@@ -351,21 +354,22 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.Dispute != nil {
 			d = *f.Dispute
 		}
-		payout := make([]any, 6)
-		if p := f.Payout; p != nil {
-			payout = []any{nullString(p.Channel), nullString(p.ID), nullTime(p.ExpectedOn), nullString(p.Account),
-				nullString(p.BankRef), nullTime(p.BookedOn)}
-		}
-		return append([]any{
+		row = append(row[:0],
 			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
 			nullString(f.RefundNo), nullString(f.ChannelTxnID), nullString(f.OriginalTxnID),
 			nullString(f.LocalTxnID), channelAmount, nullString(f.Currency), localAmount,
 			nullString(f.LocalCurrency), nullString(string(f.ChannelStatus)), nullString(f.LocalStatus),
 			nullString(f.IdemStatus), nullTime(f.OccurredAt), f.Line, nullString(f.RawKind),
-			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), run.Shard.String(),
+			nullString(f.Hint), f.AutoReverse, state, journalKey, nullString(f.Ref), shard,
 			nullString(f.RowFingerprint), related, feeMilli, expectedFee,
-			nullString(d.ID), nullString(d.Status), nullString(d.Reason), nullString(d.Customer),
-		}, payout...), nil
+			nullString(d.ID), nullString(d.Status), nullString(d.Reason), nullString(d.Customer))
+		if p := f.Payout; p != nil {
+			row = append(row, nullString(p.Channel), nullString(p.ID), nullTime(p.ExpectedOn), nullString(p.Account),
+				nullString(p.BankRef), nullTime(p.BookedOn))
+		} else {
+			row = append(row, nil, nil, nil, nil, nil, nil)
+		}
+		return row, nil
 	})
 	n, err := tx.CopyFrom(ctx, pgx.Identifier{"findings"}, findingColumns, src)
 	if err != nil {

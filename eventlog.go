@@ -47,20 +47,20 @@ func (l EventLog) All() iter.Seq[Transaction] {
 	}
 }
 
-// texts are an event's text fields, in their packed order.
-func texts(tx *Transaction) [12]*string {
+// eventTexts are an event's text fields, in their packed order.
+func eventTexts(tx *Transaction) [12]*string {
 	return [...]*string{(*string)(&tx.Kind), &tx.OrderNo, &tx.RefundNo, &tx.ChannelTxnID, &tx.ChannelRefundID,
 		&tx.Currency, &tx.FeeRate, (*string)(&tx.Status), &tx.RawKind, &tx.DisputeID, &tx.PaymentID, &tx.Reason}
 }
 
-const timeLen = 16 // time.Time's binary form, at the most
+const eventTimeLen = 16 // time.Time's binary form, at the most
 
 // packedLen is the length of tx packed, but for its time, counted at
 // the most: the log is allocated once, at about its length.
 func packedLen(tx *Transaction) int {
 	var scratch [binary.MaxVarintLen64]byte
-	n := 1 + timeLen
-	for _, s := range texts(tx) {
+	n := 1 + eventTimeLen
+	for _, s := range eventTexts(tx) {
 		n += len(binary.AppendUvarint(scratch[:0], uint64(len(*s)))) + len(*s)
 	}
 	for _, v := range [...]int64{tx.Amount, tx.FeeMilli, int64(tx.Line)} {
@@ -70,7 +70,7 @@ func packedLen(tx *Transaction) int {
 }
 
 func appendEvent(b []byte, tx *Transaction) []byte {
-	for _, s := range texts(tx) {
+	for _, s := range eventTexts(tx) {
 		b = binary.AppendUvarint(b, uint64(len(*s)))
 		b = append(b, *s...)
 	}
@@ -78,7 +78,7 @@ func appendEvent(b []byte, tx *Transaction) []byte {
 	b = binary.AppendVarint(b, tx.FeeMilli)
 	b = binary.AppendVarint(b, int64(tx.Line))
 	at, err := tx.OccurredAt.AppendBinary(nil)
-	if err != nil || len(at) > timeLen {
+	if err != nil || len(at) > eventTimeLen {
 		// A zone offset that is not whole minutes, or a year past int16:
 		// no parser reads such a time. Kept to the second, in UTC.
 		at, _ = tx.OccurredAt.UTC().AppendBinary(nil)
@@ -91,7 +91,7 @@ func appendEvent(b []byte, tx *Transaction) []byte {
 // rest. The log is the process's own: a short read is a defect, and
 // panics.
 func readEvent(b []byte, tx *Transaction) []byte {
-	for _, s := range texts(tx) {
+	for _, s := range eventTexts(tx) {
 		n, k := binary.Uvarint(b)
 		if k <= 0 || uint64(len(b)-k) < n {
 			panic("reconcile: event log cut short")

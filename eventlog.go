@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"iter"
 	"time"
+	"unsafe"
 )
 
 // EventLog is a night's dispute events on their way to the ledger,
@@ -77,18 +78,20 @@ func appendEvent(b []byte, tx *Transaction) []byte {
 	b = binary.AppendVarint(b, tx.Amount)
 	b = binary.AppendVarint(b, tx.FeeMilli)
 	b = binary.AppendVarint(b, int64(tx.Line))
-	at, err := tx.OccurredAt.AppendBinary(nil)
-	if err != nil || len(at) > eventTimeLen {
-		// A zone offset that is not whole minutes, or a year past int16:
-		// no parser reads such a time. Kept to the second, in UTC.
-		at, _ = tx.OccurredAt.UTC().AppendBinary(nil)
+	// The time's length byte first, then the time written in place.
+	at := len(b)
+	b, err := tx.OccurredAt.AppendBinary(append(b, 0))
+	if err != nil {
+		// A zone offset past what time.Time writes: no parser reads one.
+		b, _ = tx.OccurredAt.UTC().AppendBinary(b[:at+1])
 	}
-	b = append(b, byte(len(at)))
-	return append(b, at...)
+	b[at] = byte(len(b) - at - 1)
+	return b
 }
 
 // readEvent reads the event at the start of b into tx and returns the
-// rest. The log is the process's own: a short read is a defect, and
+// rest. Its text is read in place: the buffer is never written once
+// packed. The log is the process's own: a short read is a defect, and
 // panics.
 func readEvent(b []byte, tx *Transaction) []byte {
 	for _, s := range eventTexts(tx) {
@@ -96,7 +99,10 @@ func readEvent(b []byte, tx *Transaction) []byte {
 		if k <= 0 || uint64(len(b)-k) < n {
 			panic("reconcile: event log cut short")
 		}
-		*s, b = string(b[k:k+int(n)]), b[k+int(n):]
+		if *s = ""; n > 0 {
+			*s = unsafe.String(&b[k], int(n))
+		}
+		b = b[k+int(n):]
 	}
 	var nums [3]int64
 	for i := range nums {

@@ -88,3 +88,27 @@ func TestEventLogIsItsLength(t *testing.T) {
 		t.Errorf("an event packs into %d bytes, want at most 160", per)
 	}
 }
+
+// TestEventLogAllocatesOnce: packing allocates the buffer alone, and
+// reading allocates nothing per event (a night packs and reads one event
+// per dispute).
+func TestEventLogAllocatesOnce(t *testing.T) {
+	events := make([]reconcile.Transaction, 100)
+	for i := range events {
+		events[i] = reconcile.Transaction{Kind: reconcile.KindChargeback, OrderNo: "ORD1", ChannelTxnID: "txn_1",
+			Amount: int64(i), Currency: "USD", OccurredAt: time.Date(2026, 11, 28, 9, 0, i%60, 0, time.FixedZone("CST", 8*3600)),
+			DisputeID: "dp_1", Reason: "fraudulent"}
+	}
+	if n := testing.AllocsPerRun(10, func() { reconcile.PackEvents(events...) }); n > 1 {
+		t.Errorf("packing 100 events made %v allocations, want 1", n)
+	}
+	log := reconcile.PackEvents(events...)
+	var sum int64
+	if n := testing.AllocsPerRun(10, func() {
+		for tx := range log.All() {
+			sum += tx.Amount
+		}
+	}); n > 2 {
+		t.Errorf("reading 100 events made %v allocations, want none per event", n)
+	}
+}

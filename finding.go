@@ -223,21 +223,20 @@ func OfDispute(id string) *DisputeFacts {
 	return &DisputeFacts{ID: id}
 }
 
-// DisputeID is the id of the finding's dispute, "" when it has none.
-func (f Finding) DisputeID() string {
+// DisputeFacts are the finding's dispute facts, none set when it has
+// no dispute.
+func (f *Finding) DisputeFacts() DisputeFacts {
 	if f.Dispute == nil {
-		return ""
+		return DisputeFacts{}
 	}
-	return f.Dispute.ID
+	return *f.Dispute
 }
 
+// DisputeID is the id of the finding's dispute, "" when it has none.
+func (f Finding) DisputeID() string { return f.DisputeFacts().ID }
+
 // DisputeStatus is a chargeback's standing, "" on other findings.
-func (f Finding) DisputeStatus() string {
-	if f.Dispute == nil {
-		return ""
-	}
-	return f.Dispute.Status
-}
+func (f Finding) DisputeStatus() string { return f.DisputeFacts().Status }
 
 // Key is the matching key of the finding.
 func (f Finding) Key() string {

@@ -350,10 +350,7 @@ func copyFindings(ctx context.Context, tx pgx.Tx, run reconcile.Run, fs []reconc
 		if f.AutoReverse {
 			state, journalKey = reconcile.StateReversed, keyByRow[f.RowKey()]
 		}
-		var d reconcile.DisputeFacts
-		if f.Dispute != nil {
-			d = *f.Dispute
-		}
+		d := f.DisputeFacts()
 		row = append(row[:0],
 			run.ID, run.Channel, date, string(f.Category), string(f.Kind), nullString(f.OrderNo),
 			nullString(f.RefundNo), nullString(f.ChannelTxnID), nullString(f.OriginalTxnID),

@@ -185,10 +185,7 @@ func autoLine(f reconcile.Finding, loc *time.Location, journalKey string, cells 
 // dispute beside the order's refunds, one a line of the last cell.
 func chargebackLine(f reconcile.Finding, loc *time.Location, cells lineCells) {
 	clear(cells)
-	var d reconcile.DisputeFacts
-	if f.Dispute != nil {
-		d = *f.Dispute
-	}
+	d := f.DisputeFacts()
 	cells.texts(1, f.Ref, f.OrderNo, d.Customer)
 	cells.money(4, f.ChannelAmount, f.Currency)
 	if f.FeeMilli%1000 == 0 {

@@ -107,7 +107,9 @@ type KeyedEntry struct {
 	BankEntry
 	Key     string
 	Earlier bool // from an earlier night's statement
-	Told    bool // unexpected_credit was told for it on an earlier night
+	// Told says an earlier night told it: an unexpected_credit, or the
+	// payout_returned of a reversal no one payout could be named for.
+	Told bool
 }
 
 // PayoutArrival is a payout whose money a statement's night found, or

@@ -174,7 +174,8 @@ SELECT l.channel, l.payout_id, l.reference, l.amount_minor, l.currency, coalesce
 // EarlierEntries returns the booked entries of bank's statements of
 // dates before day, within PayoutHorizon days of it, that no current
 // arrival took, each once (the latest statement's where two held it),
-// with whether a current run told it unexpected. Debits come back too:
+// with whether a current run told it (unexpected, or a return no one
+// payout could be named for). Debits come back too:
 // a payout the channel takes from us may be told after its debit.
 //
 // The entries taken are the current arrivals' keys, unnested, met by a
@@ -194,7 +195,7 @@ SELECT DISTINCT ON (e.account, e.entry_key)
        e.account, e.entry_key, e.statement_id, e.amount_minor, e.currency, e.credit, e.reversal, e.booked_on, e.value_on,
        e.bank_ref, e.end_to_end_id, e.type_code, e.counterparty, e.remittance, e.line,
        EXISTS (SELECT 1 FROM findings f JOIN cur c2 ON c2.id = f.run_id
-                WHERE f.category = 'unexpected_credit' AND f.bank_account = e.account AND f.channel_txn_id = e.entry_key
+                WHERE f.category IN ('unexpected_credit', 'payout_returned') AND f.bank_account = e.account AND f.channel_txn_id = e.entry_key
                   AND f.state <> 'SUPERSEDED')
   FROM bank_entries e JOIN cur ON cur.id = e.run_id JOIN runs r ON r.id = e.run_id
  WHERE r.channel = $1 AND r.business_date < $2 AND e.status = 'BOOK'

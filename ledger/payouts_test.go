@@ -129,3 +129,23 @@ func TestPayoutsAcrossNights(t *testing.T) {
 		t.Errorf("after the corrected file: %+v", got)
 	}
 }
+
+// TestUnplacedReturnToldOnce: a reversal told payout_returned with no one
+// payout named (more than one fit it) took no arrival; later nights read
+// it back as told, so that it is not told again.
+func TestUnplacedReturnToldOnce(t *testing.T) {
+	ctx := context.Background()
+	db, _ := ledgertest.DB(t)
+	back := reconcile.KeyedEntry{Key: "ACC/B7", BankEntry: reconcile.BankEntry{Account: "ACC", Statement: "S1", Amount: 5000,
+		Currency: "USD", Reversal: true, Status: "BOOK", BookedOn: date("2026-11-29"), ValueOn: date("2026-11-29"),
+		BankRef: "B7", Counterparty: "STRIPE", Line: 9}}
+	returned := reconcile.Finding{Category: reconcile.PayoutReturned, Kind: reconcile.KindPayout, ChannelTxnID: "ACC/B7",
+		HasLocal: true, LocalAmount: 5000, LocalCurrency: "USD",
+		Payout: &reconcile.PayoutFacts{Account: "ACC", BankRef: "B7", BookedOn: date("2026-11-29")}}
+	completeRun(t, db, "b-29", "bank", "2026-11-29", ledger.Outcome{Entries: []reconcile.KeyedEntry{back},
+		Result: &reconcile.Result{Findings: []reconcile.Finding{returned}}})
+	later, err := db.EarlierEntries(ctx, "bank", mustDay(t, "2026-11-30"))
+	if err != nil || len(later) != 1 || later[0].Key != "ACC/B7" || !later[0].Told {
+		t.Errorf("the 30th reads %+v, %v; want ACC/B7, told", later, err)
+	}
+}

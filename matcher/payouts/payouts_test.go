@@ -380,6 +380,12 @@ var matchTests = []matchTest{
 			cases: []string{"stripe/po_1Arrived arrived 5000", "stripe/po_2Arrived arrived 5000"}, taken: []string{"NL01/B7"}},
 	},
 	{
+		name:    "a reversal two arrived payouts fit, told on an earlier night",
+		payouts: []Open{arrived, with(arrived, func(p *Open) { p.ID = "po_2Arrived" })},
+		entries: []Entry{with(reversal, func(e *Entry) { e.Earlier, e.Told = true, true })},
+		want:    outcome{cases: []string{"stripe/po_1Arrived arrived 5000", "stripe/po_2Arrived arrived 5000"}},
+	},
+	{
 		name:    "a reversal past the window",
 		day:     "2026-12-10",
 		payouts: []Open{arrived},

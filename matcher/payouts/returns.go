@@ -18,7 +18,7 @@ func (n *night) returns() {
 	reversals := map[amountKey][]int32{} // reversals naming no payout, by what they take back
 	for e := range n.ents {
 		x := n.ents[e]
-		if n.taken[e] || n.told[e] || !booked(x.BankEntry) || n.returnByReference(e) || !x.Reversal {
+		if n.taken[e] || n.told[e] || x.Told || !booked(x.BankEntry) || n.returnByReference(e) || !x.Reversal {
 			continue
 		}
 		for _, c := range n.entCh.of(e) {

@@ -136,8 +136,7 @@ func (n *night) matchPayouts(ctx context.Context) error {
 	}
 	res.ChannelRows, res.LocalRows = len(st.entries), len(st.open)
 	res.Payouts = st.matched.Cases
-	reconcile.SortFindings(res.Findings)
-	res.NumberFindings()
+	res.NumberFindings() // in report order already (payouts.Match)
 	n.res = res
 	return ctx.Err()
 }

@@ -579,13 +579,16 @@ func (c *camtReader) value(slot camtSlot) error {
 	return c.detailValue(slot)
 }
 
+// xmlSpace reads XML white space inside a value as spaces.
+var xmlSpace = strings.NewReplacer("\t", " ", "\r", " ", "\n", " ")
+
 // text is the innermost element's text as a value: XML white space at
 // its ends trimmed, inside it read as spaces; what the job cannot store
 // or show refused.
 func (c *camtReader) textValue() (string, error) {
 	s := strings.Trim(string(c.text), " \t\r\n")
 	if strings.ContainsAny(s, "\t\r\n") {
-		s = strings.NewReplacer("\t", " ", "\r", " ", "\n", " ").Replace(s)
+		s = xmlSpace.Replace(s)
 	}
 	if f := checkText(s, maxText); f != "" {
 		return "", c.o.errorf(c.line(), c.field(), "%s", f)

@@ -701,7 +701,7 @@ func (b *adyBatch) payout(r adyRow, amount int64) error {
 		return r.errorf(adyModRef, "a MerchantPayout row without its transfer reference: the bank could not be asked for it")
 	}
 	b.payouts.field = b.name(adyModRef)
-	return b.payouts.paidOut(b.opts, id, b.netCcy, amount, transfer, r.line)
+	return b.payouts.state(b.opts, id, b.netCcy, amount, transfer, r.line)
 }
 
 // time reads Creation Date in the zone named by the row's TimeZone.

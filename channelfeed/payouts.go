@@ -69,7 +69,9 @@ func (b *payoutBook) expect(o Options, p *reconcile.Payout, on time.Time, line i
 }
 
 // state sets what the payout's own row says it pays out, and what the
-// bank will show of it.
+// bank will show of it. A payout no other row counts in (Adyen's
+// MerchantPayout, whose batch the file's control total has checked)
+// pays out that amount (close).
 func (b *payoutBook) state(o Options, id, currency string, amount int64, reference string, line int) error {
 	p, err := b.get(o, id, currency, line)
 	if err != nil {
@@ -80,17 +82,6 @@ func (b *payoutBook) state(o Options, id, currency string, amount int64, referen
 	}
 	p.Stated, p.HasStated, p.Reference = amount, true, strings.Clone(reference)
 	p.ownLine = line
-	return nil
-}
-
-// paidOut records a payout a file states whole (Adyen's MerchantPayout,
-// whose batch the file's own control total has checked): its amount is
-// what its row says.
-func (b *payoutBook) paidOut(o Options, id, currency string, amount int64, reference string, line int) error {
-	if err := b.state(o, id, currency, amount, reference, line); err != nil {
-		return err
-	}
-	b.list[b.byID[id]].Amount = amount
 	return nil
 }
 

@@ -31,15 +31,17 @@ func keepPayouts(ctx context.Context, tx pgx.Tx, run reconcile.Run, payouts []re
 		return nil
 	}
 	date := dateOf(run.Day)
-	rows := make([][]any, len(payouts))
-	for i, p := range payouts {
+	row := make([]any, 0, len(payoutColumns)) // filled again for each: COPY encodes a row before the next
+	src := pgx.CopyFromSlice(len(payouts), func(i int) ([]any, error) {
+		p := &payouts[i]
 		var stated any
 		if p.HasStated {
 			stated = p.Stated
 		}
-		rows[i] = []any{run.ID, run.Channel, date, p.ID, p.Reference, p.Amount, p.Currency, stated, p.ExpectedOn, p.Rows, p.Line}
-	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payouts"}, payoutColumns, pgx.CopyFromRows(rows)); err != nil {
+		row = append(row[:0], run.ID, run.Channel, date, p.ID, p.Reference, p.Amount, p.Currency, stated, p.ExpectedOn, p.Rows, p.Line)
+		return row, nil
+	})
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"payouts"}, payoutColumns, src); err != nil {
 		return err
 	}
 	return analyzeGrown(ctx, tx, "payouts", len(payouts))
@@ -75,13 +77,17 @@ var entryColumns = []string{"run_id", "account", "entry_key", "statement_id", "a
 // keepStatement writes the entries of a statement's run and the payouts
 // it found the money of.
 func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []reconcile.KeyedEntry, arrivals []reconcile.PayoutArrival) error {
+	// One row's values, filled again for each: COPY encodes a row before
+	// it asks for the next.
+	row := make([]any, 0, len(entryColumns))
 	if len(entries) > 0 {
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"bank_entries"}, entryColumns,
 			pgx.CopyFromSlice(len(entries), func(i int) ([]any, error) {
-				e := entries[i]
-				return []any{run.ID, e.Account, e.Key, e.Statement, e.Amount, e.Currency, e.Credit, e.Reversal, e.Status,
+				e := &entries[i]
+				row = append(row[:0], run.ID, e.Account, e.Key, e.Statement, e.Amount, e.Currency, e.Credit, e.Reversal, e.Status,
 					nullTime(e.BookedOn), nullTime(e.ValueOn), e.BankRef, e.EndToEndID, e.TypeCode, e.Counterparty,
-					e.Remittance, e.Line}, nil
+					e.Remittance, e.Line)
+				return row, nil
 			}))
 		if err != nil {
 			return fmt.Errorf("entries: %w", err)
@@ -96,8 +102,8 @@ func keepStatement(ctx context.Context, tx pgx.Tx, run reconcile.Run, entries []
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"payout_arrivals"},
 		[]string{"run_id", "channel", "payout_id", "entry_keys", "amount_minor", "arrived_on", "short", "returned"},
 		pgx.CopyFromSlice(len(arrivals), func(i int) ([]any, error) {
-			a := arrivals[i]
-			return []any{run.ID, a.Channel, a.PayoutID, a.Keys, a.Amount, a.On, a.Short, a.Returned}, nil
+			a := &arrivals[i]
+			return append(row[:0], run.ID, a.Channel, a.PayoutID, a.Keys, a.Amount, a.On, a.Short, a.Returned), nil
 		}))
 	if err != nil {
 		return fmt.Errorf("arrivals: %w", err)

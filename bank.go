@@ -95,9 +95,9 @@ func (s BankStatement) Balanced() error {
 	if !s.HasOpening || !s.HasClosing {
 		return nil
 	}
-	sum, ok := addChecked(s.Opening, s.Credits)
+	sum, ok := AddChecked(s.Opening, s.Credits)
 	if ok {
-		sum, ok = addChecked(sum, -s.Debits)
+		sum, ok = AddChecked(sum, -s.Debits)
 	}
 	if !ok || sum != s.Closing {
 		return fmt.Errorf("%w: opening balance %s + credits %s − debits %s is not the closing balance %s",
@@ -116,7 +116,7 @@ func (s *BankStatement) Count(e BankEntry) bool {
 		if e.Credit {
 			sum = &s.Credits
 		}
-		v, ok := addChecked(*sum, e.Amount)
+		v, ok := AddChecked(*sum, e.Amount)
 		if !ok {
 			return false
 		}
@@ -124,16 +124,6 @@ func (s *BankStatement) Count(e BankEntry) bool {
 	}
 	s.Entries++
 	return true
-}
-
-// addChecked adds two amounts, reporting false where the sum is past
-// int64.
-func addChecked(a, b int64) (int64, bool) {
-	s := a + b
-	if (b > 0 && s < a) || (b < 0 && s > a) {
-		return 0, false
-	}
-	return s, true
 }
 
 // Key identifies an entry across nights and corrected statements: its

@@ -255,6 +255,16 @@ func AddSaturating(a, b int64) int64 {
 	return a + b
 }
 
+// AddChecked adds two amounts or fees, signed, reporting false where
+// the sum is past int64: where a file's total must be refused, not held.
+func AddChecked(a, b int64) (int64, bool) {
+	s := a + b
+	if (b > 0 && s < a) || (b < 0 && s > a) {
+		return 0, false
+	}
+	return s, true
+}
+
 // FeeDifference is |a − b|, held at the largest int64.
 func FeeDifference(a, b int64) int64 {
 	d := a - b

@@ -696,8 +696,8 @@ func (b *bai2Reader) count(f *bai2Fields, name string, got int, what string) err
 
 // add adds v to *sum, refusing a sum past int64.
 func (b *bai2Reader) add(sum *int64, v int64, line int, name string) error {
-	s := *sum + v
-	if (v > 0 && s < *sum) || (v < 0 && s > *sum) {
+	s, ok := reconcile.AddChecked(*sum, v)
+	if !ok {
 		return b.o.wrap(line, name, fmt.Errorf("%w: adding %d to %d passes the largest amount there is", reconcile.ErrAmountRange, v, *sum))
 	}
 	*sum = s

@@ -501,7 +501,7 @@ func (r adyRow) money() (m adyMoney, err error) {
 			return m, err
 		}
 		var ok bool
-		if m.fees, ok = addChecked(m.fees, v); !ok {
+		if m.fees, ok = reconcile.AddChecked(m.fees, v); !ok {
 			return m, r.errorf(c, "fees of the row overflow")
 		}
 	}
@@ -653,7 +653,7 @@ func (r adyRow) checkFees(m *adyMoney, lower string) error {
 				b.fmt(m.netCredit), b.name(adyGrossCredit), b.fmt(m.grossCredit), b.fmt(m.fees), b.fmt(want))
 		}
 	case "refunded", "refundedbulk", "chargeback", "secondchargeback":
-		want, ok := addChecked(m.grossDebit, m.fees)
+		want, ok := reconcile.AddChecked(m.grossDebit, m.fees)
 		if !ok || m.netDebit != want {
 			return r.errorf(adyNetDebit, "%s is not %s %s + fees %s = %s",
 				b.fmt(m.netDebit), b.name(adyGrossDebit), b.fmt(m.grossDebit), b.fmt(m.fees), b.fmt(want))
@@ -670,7 +670,7 @@ func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
 	case adyPayout:
 		b.sawPayout = true
 		b.payoutLine, b.payoutColumn = r.line, adyNetDebit
-		if b.paid, ok = addChecked(b.paid, m.netDebit-m.netCredit); !ok {
+		if b.paid, ok = reconcile.AddChecked(b.paid, m.netDebit-m.netCredit); !ok {
 			return r.errorf(adyNetDebit, "payout total overflows")
 		}
 		return b.payout(r, m.netDebit-m.netCredit)
@@ -683,7 +683,7 @@ func (b *adyBatch) total(r adyRow, m *adyMoney, lower string) error {
 			}
 		}
 	}
-	if b.net, ok = addChecked(b.net, m.netCredit-m.netDebit); !ok {
+	if b.net, ok = reconcile.AddChecked(b.net, m.netCredit-m.netDebit); !ok {
 		return r.errorf(adyNetCredit, "batch total overflows")
 	}
 	return nil

@@ -541,10 +541,10 @@ func (b *aliBill) count(totals *aliTotals, t *reconcile.Transaction, f []string,
 	}
 	totals.rows++
 	var ok bool
-	if totals.received, ok = addChecked(totals.received, received); !ok {
+	if totals.received, ok = reconcile.AddChecked(totals.received, received); !ok {
 		return b.errorf(line, aliReceived, "column total overflows")
 	}
-	if totals.discount, ok = addChecked(totals.discount, discount); !ok {
+	if totals.discount, ok = reconcile.AddChecked(totals.discount, discount); !ok {
 		return b.errorf(line, aliDiscount, "column total overflows")
 	}
 	return nil

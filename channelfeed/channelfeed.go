@@ -413,12 +413,3 @@ func toMilli(v int64) (int64, bool) {
 	}
 	return v * 1000, true
 }
-
-// addChecked adds b to a, reporting false when the sum overflows int64.
-func addChecked(a, b int64) (int64, bool) {
-	c := a + b
-	if (c > a) != (b > 0) {
-		return c, false
-	}
-	return c, true
-}

@@ -47,7 +47,7 @@ func (b *payoutBook) add(o Options, id, currency string, net int64, on time.Time
 	if err != nil {
 		return err
 	}
-	sum, ok := addChecked(p.Amount, net)
+	sum, ok := reconcile.AddChecked(p.Amount, net)
 	if !ok {
 		return o.errorf(line, b.field, "payout %s adds up past what an amount can hold", reconcile.Quote(id))
 	}
@@ -127,7 +127,7 @@ func (b *payoutBook) net(o Options, t *reconcile.Transaction, id string) (int64,
 	}
 	// FeeMilli is never math.MinInt64: a fee is read as an amount is.
 	milli, ok := toMilli(amount)
-	net, ok2 := addChecked(milli, -t.FeeMilli)
+	net, ok2 := reconcile.AddChecked(milli, -t.FeeMilli)
 	if !ok || !ok2 {
 		return 0, o.errorf(t.Line, b.field, "payout %s: the row's net is past what an amount can hold", reconcile.Quote(id))
 	}

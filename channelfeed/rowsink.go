@@ -102,7 +102,7 @@ func (s *rowSink) checkDispute(t *reconcile.Transaction) error {
 	if s.charged == nil {
 		s.charged = map[disputeKey]int64{}
 	}
-	sum, ok := addChecked(s.charged[key], t.Amount)
+	sum, ok := reconcile.AddChecked(s.charged[key], t.Amount)
 	if !ok {
 		// No reversal can be larger.
 		sum = math.MaxInt64

@@ -468,7 +468,7 @@ func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross 
 		t.FeeMilli = grossMilli - netMilli
 		return nil
 	}
-	want, ok := addChecked(grossMilli, -t.FeeMilli)
+	want, ok := reconcile.AddChecked(grossMilli, -t.FeeMilli)
 	if !ok {
 		return rp.errorf(line, stNet, "net = gross − fee cannot be checked: %w", reconcile.ErrAmountRange)
 	}

@@ -541,7 +541,7 @@ func (b *wxBill) sum(f []string, line int, vals *wxAmounts) error {
 		if err != nil {
 			return err
 		}
-		sum, ok := addChecked(b.sums[k], v)
+		sum, ok := reconcile.AddChecked(b.sums[k], v)
 		if !ok {
 			return b.errorf(line, c.column, "column total overflows")
 		}

@@ -909,7 +909,10 @@ func (c *camtReader) entryValue(slot camtSlot) (err error) {
 	case camtSlotPrtryCode:
 		e.prtry, err = c.textValue()
 	case camtSlotAddtlInfo:
-		err = c.remit()
+		var s string
+		if s, err = c.textValue(); err == nil {
+			err = c.remit(s)
+		}
 	}
 	return err
 }
@@ -964,7 +967,7 @@ func (c *camtReader) detailValue(slot camtSlot) error {
 		case e.EndToEndID == "":
 			e.EndToEndID = s
 		default:
-			return c.remit()
+			return c.remit(s)
 		}
 	case camtSlotDebtor:
 		if e.debtor == "" {
@@ -975,17 +978,16 @@ func (c *camtReader) detailValue(slot camtSlot) error {
 			e.creditor = s
 		}
 	case camtSlotUstrd, camtSlotCdtrRef, camtSlotDocNb:
-		return c.remit()
+		return c.remit(s)
 	}
 	return nil
 }
 
-// remit adds the value of the element that ends to the entry's
+// remit adds s, the value of the element that ends, to the entry's
 // remittance.
-func (c *camtReader) remit() error {
-	s, err := c.textValue()
-	if err != nil || s == "" {
-		return err
+func (c *camtReader) remit(s string) error {
+	if s == "" {
+		return nil
 	}
 	e := c.ent
 	if len(e.remittance) > 0 {

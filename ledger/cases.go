@@ -75,13 +75,16 @@ SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_
 
 // earlierRefundsSQL: $1 channel, $2 orders, $3 the business date. The
 // refund rows earlier nights' findings remember, and the cases they told
-// (category over_refund or suspected_duplicate_refund).
+// (category over_refund or suspected_duplicate_refund). The orders are
+// joined as a list, as in orderRefundsSQL: matched by ANY, the planner
+// scanned every finding in parallel against the array (128 ms at 12,500
+// orders in the 1M bench's log, against 73–83 ms joined).
 const earlierRefundsSQL = `
 SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
        coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)
-  FROM findings f
- WHERE f.channel = $1 AND f.order_no = ANY($2::text[])
-   AND (f.kind = 'refund' AND f.category IN ` + rowCategories + `
+  FROM (SELECT DISTINCT unnest($2::text[])) AS a(order_no)
+  JOIN findings f ON f.channel = $1 AND f.order_no = a.order_no
+ WHERE (f.kind = 'refund' AND f.category IN ` + rowCategories + `
         OR f.category IN ('over_refund', 'suspected_duplicate_refund'))
    AND f.business_date < $3 AND f.state <> 'SUPERSEDED' AND f.channel_amount IS NOT NULL
  ORDER BY f.order_no, f.occurred_at`

@@ -24,9 +24,24 @@ const currentEvents = `
   FROM dispute_events e JOIN runs r ON r.id = e.run_id
  WHERE e.channel = $1 AND e.business_date < $2 AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL`
 
-const eventSelect = `
+// eventsOf picks the events of channel $1 that runs still current kept,
+// of dates before $2, whose column (dispute_id or order_no) is one of
+// the list $3. The list is joined, not matched by ANY: at 30,000
+// disputes the planner scanned every event in parallel against the
+// array, 138–178 ms where the join took 14–20 ms (EXPLAIN ANALYZE on the
+// 3M bench database), and a night that asks about them waits for it.
+func eventsOf(column string) string {
+	return `
 SELECT e.kind, e.dispute_id, e.order_no, e.refund_no, e.payment_id, e.channel_txn_id, e.amount_minor, e.currency,
-       e.fee_milli, e.occurred_at, e.line, e.reason, e.raw_kind` + currentEvents
+       e.fee_milli, e.occurred_at, e.line, e.reason, e.raw_kind
+  FROM (SELECT DISTINCT unnest($3::text[])) AS t(v)
+  JOIN dispute_events e ON e.channel = $1 AND e.` + column + ` = t.v
+  JOIN runs r ON r.id = e.run_id
+ WHERE e.business_date < $2 AND r.status = 'SUCCEEDED' AND r.superseded_by IS NULL
+ ORDER BY e.occurred_at, e.line`
+}
+
+var eventsOfDisputes, eventsOfOrders = eventsOf("dispute_id"), eventsOf("order_no")
 
 var eventColumns = []string{
 	"run_id", "channel", "business_date", "kind", "dispute_id", "order_no", "refund_no", "payment_id",
@@ -123,13 +138,13 @@ func (db *DB) DisputeEvents(ctx context.Context, channel string, day reconcile.B
 	if len(disputes) == 0 {
 		return nil, nil
 	}
-	return db.events(ctx, day, eventSelect+` AND e.dispute_id = ANY($3::text[]) ORDER BY e.occurred_at, e.line`,
+	return db.events(ctx, day, eventsOfDisputes,
 		channel, dateOf(day), disputes)
 }
 
 // orderEvents returns the events earlier nights kept of the orders.
 func (db *DB) orderEvents(ctx context.Context, channel string, day reconcile.BusinessDay, orders []string) ([]reconcile.Transaction, error) {
-	return db.events(ctx, day, eventSelect+` AND e.order_no = ANY($3::text[]) ORDER BY e.occurred_at, e.line`,
+	return db.events(ctx, day, eventsOfOrders,
 		channel, dateOf(day), orders)
 }
 

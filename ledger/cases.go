@@ -77,8 +77,10 @@ SELECT o.order_no, o.amount_minor, o.currency, o.status, coalesce(o.channel_txn_
 // refund rows earlier nights' findings remember, and the cases they told
 // (category over_refund or suspected_duplicate_refund). The orders are
 // joined as a list, as in orderRefundsSQL: matched by ANY, the planner
-// scanned every finding in parallel against the array (128 ms at 12,500
-// orders in the 1M bench's log, against 73–83 ms joined).
+// scanned every finding in parallel against the array (128 ms for 12,500
+// orders in one 1M bench night's statement log; joined, 73–83 ms in
+// EXPLAIN ANALYZE on the same database, and which plan a night gets
+// varies with the findings' statistics).
 const earlierRefundsSQL = `
 SELECT f.category, f.order_no, coalesce(f.refund_no, ''), coalesce(f.channel_txn_id, ''), f.channel_amount,
        coalesce(f.currency, ''), coalesce(f.channel_status, ''), f.occurred_at, coalesce(f.line, 0)

@@ -87,6 +87,20 @@ func TestStripePayouts(t *testing.T) {
 		{name: "bad date", input: h + "po_A,next week,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n",
 			line: 2, column: "automatic_payout_effective_at", msg: "want YYYY-MM-DD HH:MM:SS"},
 	})
+
+	// Without a net column the row's net is gross − fee, worked out here:
+	// a gross an int64 holds in cents but not in thousandths of a cent,
+	// or a fee that takes the net past either end, is refused rather than
+	// counted in the payout as something else.
+	const noNet = "automatic_payout_id,automatic_payout_effective_at,balance_transaction_id,created_utc,currency,gross,fee,reporting_category,source_id,payment_metadata[order_id]\n"
+	runPayoutRefusals(t, "stripe", filepath.Join("testdata", "stripe", "sample"), []badCase{
+		{name: "a gross past thousandths, no net column",
+			input: noNet + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,9223372036854775.00,3.20,charge,ch_1,ORD1\n",
+			line:  2, column: "gross", msg: "amount out of range"},
+		{name: "a fee that takes the net past the end, no net column",
+			input: noNet + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,-92233720368547.75,0.01616,refund,re_1,ORD1\n",
+			line:  2, column: "gross", msg: "amount out of range"},
+	})
 }
 
 // TestAdyenPayout: a batch's MerchantPayout row is its payout, named by

@@ -337,8 +337,14 @@ func (rp *stReport) payout(rec []string, line int, t *reconcile.Transaction, gro
 	if !rp.has(stPayout) {
 		return nil
 	}
-	grossMilli, _ := toMilli(gross) // fee checked it
-	netMilli := grossMilli - t.FeeMilli
+	// Without a net column nothing has checked gross − fee yet: a gross
+	// past thousandths, or a fee that takes the net past an int64, would
+	// count in the payout as another amount.
+	grossMilli, ok := toMilli(gross)
+	netMilli, ok2 := reconcile.AddChecked(grossMilli, -t.FeeMilli)
+	if !ok || !ok2 {
+		return rp.errorf(line, stGross, "the row's net, gross − fee, for its payout: %w", reconcile.ErrAmountRange)
+	}
 	if netMilli%1000 != 0 {
 		return rp.errorf(line, stFee, "a fee in fractions of a cent leaves the row's net, and so its payout's amount, unknown: add the net column to the report")
 	}

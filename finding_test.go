@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"math"
 	"testing"
 
 	"reconcile"
@@ -22,5 +23,18 @@ func TestAtRiskOfDisputes(t *testing.T) {
 	payment.Kind = reconcile.KindPayment
 	if unrecorded.AtRisk() != 0 || payment.AtRisk() != 4999 {
 		t.Errorf("missing_local: chargeback %d, payment %d; want 0 and 4999", unrecorded.AtRisk(), payment.AtRisk())
+	}
+}
+
+// TestResultAtRiskHolds: the night's money at risk holds at the largest
+// int64 rather than wrapping to a small figure. A file cannot take it
+// there (channelfeed refuses one past MaxFileTotal); our side's records
+// beside it might.
+func TestResultAtRiskHolds(t *testing.T) {
+	big := reconcile.Finding{Category: reconcile.MissingChannel, Kind: reconcile.KindPayment, HasLocal: true, LocalAmount: math.MaxInt64, LocalCurrency: "CNY"}
+	small := reconcile.Finding{Category: reconcile.MissingLocal, Kind: reconcile.KindPayment, HasChannel: true, ChannelAmount: 1002, Currency: "CNY"}
+	res := reconcile.Result{Findings: []reconcile.Finding{big, big, small}}
+	if got := res.AtRisk()["CNY"]; got != math.MaxInt64 {
+		t.Errorf("money at risk %d, want it held at %d", got, int64(math.MaxInt64))
 	}
 }

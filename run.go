@@ -132,7 +132,10 @@ func (r *Result) NeedsReview() int {
 	return n
 }
 
-// AtRisk sums Finding.AtRisk of the findings that need review, per currency.
+// AtRisk sums Finding.AtRisk of the findings that need review, per
+// currency, held at the largest int64 rather than wrapped: a file's rows
+// cannot add up that far (channelfeed, MaxFileTotal), our side's records
+// might.
 func (r *Result) AtRisk() map[string]int64 {
 	sum := map[string]int64{}
 	for _, f := range r.Findings {
@@ -141,7 +144,7 @@ func (r *Result) AtRisk() map[string]int64 {
 			if cur == "" {
 				cur = f.LocalCurrency
 			}
-			sum[cur] += f.AtRisk()
+			sum[cur] = AddSaturating(sum[cur], f.AtRisk())
 		}
 	}
 	return sum

@@ -444,7 +444,8 @@ type categoryTotal struct {
 // categoryTotals adds up the findings per category and currency. Each side
 // is summed in its own currency, so an amount mismatch across currencies
 // never adds yuan to dollars; the count and the risk go to the finding's
-// currency as Result.AtRisk does.
+// currency as Result.AtRisk does, and every sum holds at the ends of
+// int64 as that one does.
 func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*categoryTotal {
 	out := map[reconcile.Category]map[string]*categoryTotal{}
 	line := func(c reconcile.Category, cur string) *categoryTotal {
@@ -464,16 +465,17 @@ func categoryTotals(fs []reconcile.Finding) map[reconcile.Category]map[string]*c
 		line(f.Category, findingCurrency(f)).count++
 		if f.HasChannel {
 			t := line(f.Category, f.Currency)
-			t.channel += f.ChannelAmount
+			t.channel = reconcile.AddSaturating(t.channel, f.ChannelAmount)
 			t.hasChannel = true
 		}
 		if f.HasLocal {
 			t := line(f.Category, f.LocalCurrency)
-			t.local += f.LocalAmount
+			t.local = reconcile.AddSaturating(t.local, f.LocalAmount)
 			t.hasLocal = true
 		}
 		if f.NeedsReview() {
-			line(f.Category, findingCurrency(f)).risk += f.AtRisk()
+			t := line(f.Category, findingCurrency(f))
+			t.risk = reconcile.AddSaturating(t.risk, f.AtRisk())
 		}
 	}
 	return out

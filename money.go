@@ -3,6 +3,7 @@ package reconcile
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -32,6 +33,16 @@ var (
 	ErrAmountPrecision = errors.New("more decimals than the currency has")
 	ErrAmountRange     = errors.New("amount out of range")
 )
+
+// MaxFileTotal bounds what one file's amounts and fees (a settlement
+// file's rows, a bank statement's entries) may add up to in one currency,
+// in minor units: a quarter of an int64, so that no sum the night makes
+// of them, with our side's amounts and the fees a contract expects beside
+// them or a payout's arrivals of earlier nights, can pass what an int64
+// holds. It is 2.3
+// × 10^16 major units of a two-decimal currency, past any real settlement
+// file by orders of magnitude.
+const MaxFileTotal = math.MaxInt64 / 4
 
 // ParseAmount reads a plain decimal string in major units ("99.80", "-5",
 // "0.5") as minor units of currency, exactly. It refuses thousands

@@ -207,15 +207,7 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 		}
 		in = inner
 	}
-	err = p.Parse(ctx, in, opts, func(t reconcile.Transaction) error {
-		if emit != nil {
-			if err := emit(t); err != nil {
-				return err
-			}
-		}
-		info.Rows++
-		return nil
-	})
+	err = p.Parse(ctx, in, opts, counted(opts, &info.Rows, emit))
 	if err != nil {
 		return FileInfo{}, err
 	}
@@ -229,6 +221,62 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 		return FileInfo{}, err
 	}
 	return info, nil
+}
+
+// counted is emit for ParseFile: each row counted in rows and in its
+// currency's total, a row that takes the total past the bound refused.
+func counted(opts Options, rows *int, emit func(reconcile.Transaction) error) func(reconcile.Transaction) error {
+	var totals fileTotals
+	return func(t reconcile.Transaction) error {
+		if !totals.add(&t) {
+			return opts.errorf(t.Line, "", "the file's amounts and fees in %s add up past %s minor units at this row: %w",
+				reconcile.Quote(t.Currency), reconcile.FormatDecimal(reconcile.MaxFileTotal, 0), reconcile.ErrAmountRange)
+		}
+		if emit != nil {
+			if err := emit(t); err != nil {
+				return err
+			}
+		}
+		*rows++
+		return nil
+	}
+}
+
+// fileTotals adds up a file's amounts and fees per currency, each by its
+// size, so that a file no sum of whose rows an int64 could hold is
+// refused where it passes reconcile.MaxFileTotal rather than summed
+// into a wrong money at risk later. Rows come mostly in one currency:
+// the last one's total is kept at hand.
+type fileTotals struct {
+	last  string
+	total *int64
+	by    map[string]*int64
+}
+
+// add counts t, reporting false when its currency's total would pass
+// the bound. Amounts and fees are never math.MinInt64 (absAmount).
+func (ft *fileTotals) add(t *reconcile.Transaction) bool {
+	if ft.total == nil || t.Currency != ft.last {
+		if ft.by == nil {
+			ft.by = map[string]*int64{}
+		}
+		total := ft.by[t.Currency]
+		if total == nil {
+			total = new(int64)
+			ft.by[t.Currency] = total
+		}
+		ft.last, ft.total = t.Currency, total
+	}
+	fee := absAmount(t.FeeMilli)
+	v := absAmount(t.Amount) + fee/1000
+	if fee%1000 != 0 {
+		v++
+	}
+	if v < 0 || *ft.total > reconcile.MaxFileTotal-v {
+		return false
+	}
+	*ft.total += v
+	return true
 }
 
 // fileHash hashes a file's bytes as ParseFile reads them: with SHA-256,

@@ -470,8 +470,12 @@ func (rp *stReport) fee(rec []string, line int, t *reconcile.Transaction, gross 
 		return rp.errorf(line, stNet, "net = gross − fee cannot be checked: %w", reconcile.ErrAmountRange)
 	}
 	if !hasFee {
-		// Both sides are within ±MaxInt64/1000, so this cannot overflow.
-		t.FeeMilli = grossMilli - netMilli
+		// Each side is within ±MaxInt64/1000, their difference need not be.
+		fee, ok := reconcile.AddChecked(grossMilli, -netMilli)
+		if !ok {
+			return rp.errorf(line, stNet, "the fee, gross − net, cannot be worked out: %w", reconcile.ErrAmountRange)
+		}
+		t.FeeMilli = fee
 		return nil
 	}
 	want, ok := reconcile.AddChecked(grossMilli, -t.FeeMilli)

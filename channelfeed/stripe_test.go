@@ -66,6 +66,11 @@ func TestStripeErrors(t *testing.T) {
 			"txn_2,2026-11-28 10:00:00,usd,-20.00,0.00,-20.00,dispute,dp_1,ORD1\n" +
 			"txn_3,2026-11-28 11:00:00,usd,70.01,0.00,70.01,dispute_reversal,dp_1,ORD1\n",
 			4, "gross", `chargeback reversal of 70.01 is more than the 70.00 the chargebacks of dispute "dp_1" took before it in the file`, false},
+		// Without a fee column the fee is gross − net: one past an int64
+		// in thousandths of a cent would be a wrong fee, not an error.
+		{"fee past the end, no fee column", "balance_transaction_id,created_utc,currency,gross,net,reporting_category,payment_metadata[order_id]\n" +
+			"txn_1,2026-11-28 09:00:00,usd,1.00,-92233720368546.76,charge,ORD1\n",
+			2, "net", "amount out of range", false},
 		{"row without payout", edit("po_1,txn_2", ",txn_2"), 3, "automatic_payout_id", "empty automatic_payout_id", false},
 		{"empty balance_transaction_id", edit("po_1,txn_2", "po_1,"), 3, "balance_transaction_id", "empty balance_transaction_id", false},
 		{"empty reporting_category", edit(",refund,", ",,"), 3, "reporting_category", "empty reporting_category", false},

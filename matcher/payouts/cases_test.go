@@ -1,6 +1,7 @@
 package payouts
 
 import (
+	"math"
 	"testing"
 )
 
@@ -58,5 +59,19 @@ func TestReturnedStaysReturned(t *testing.T) {
 	got := summarize(Match(Input{Day: date0("2026-11-30"), Payouts: []Open{back}, Terms: terms}))
 	if len(got.cases) != 1 || got.cases[0] != "stripe/po_1Back returned 5000" || len(got.findings) != 0 {
 		t.Errorf("cases %v, findings %v", got.cases, got.findings)
+	}
+}
+
+// A split payout whose earlier arrivals and tonight's credit add up past
+// an int64 (a statement file is bounded, nights of them are not): what
+// arrived holds at the largest int64 rather than wrapping to a negative.
+func TestArrivedHolds(t *testing.T) {
+	short := with(pay("stripe", "po_1Split", 9_000_000_000_000_000_000, "2026-11-28"), func(p *Open) {
+		p.Arrived, p.ArrivedOn, p.ArrivedAmount, p.Short = true, date0("2026-11-28"), 7_000_000_000_000_000_000, true
+	})
+	rest := credit("B2", 2_300_000_000_000_000_000, "2026-11-29", "STRIPE", "PAYOUT po_1Split 2/2")
+	r := Match(Input{Day: date0("2026-11-29"), Payouts: []Open{short}, Entries: []Entry{rest}, Terms: terms})
+	if len(r.Cases) != 1 || r.Cases[0].Arrived != math.MaxInt64 {
+		t.Fatalf("cases %+v, want po_1Split's arrived held at %d", r.Cases, int64(math.MaxInt64))
 	}
 }

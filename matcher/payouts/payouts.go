@@ -303,8 +303,10 @@ func (n *night) cases() []reconcile.PayoutCase {
 		g := &n.got[p]
 		switch {
 		case g.arrived:
-			// With what an earlier night brought of a split payout.
-			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, g.amount+o.Amount-n.due(p), g.on
+			// With what an earlier night brought of a split payout
+			// (o.Amount − due); nights of statements may add up past an
+			// int64, one statement may not (reconcile.MaxFileTotal).
+			c.Status, c.Arrived, c.ArrivedOn = reconcile.PayoutArrived, reconcile.AddSaturating(g.amount, o.Amount-n.due(p)), g.on
 			if g.short {
 				c.Status = reconcile.PayoutShort
 			}

@@ -19,4 +19,12 @@ func TestCategoryTotalsHold(t *testing.T) {
 	if got == nil || got.count != 3 || got.channel != math.MaxInt64 || got.risk != math.MaxInt64 {
 		t.Fatalf("missing_local CNY: %+v, want 3 findings, channel and risk held at %d", got, int64(math.MaxInt64))
 	}
+	ours := reconcile.Finding{Category: reconcile.MissingChannel, Kind: reconcile.KindPayment, HasLocal: true,
+		LocalAmount: math.MaxInt64, LocalCurrency: "CNY"}
+	few := ours
+	few.LocalAmount = 1002
+	got = categoryTotals([]reconcile.Finding{ours, ours, few})[reconcile.MissingChannel]["CNY"]
+	if got == nil || got.local != math.MaxInt64 || got.risk != math.MaxInt64 {
+		t.Fatalf("missing_channel CNY: %+v, want our side and risk held at %d", got, int64(math.MaxInt64))
+	}
 }

@@ -83,7 +83,7 @@ func TestStripePayouts(t *testing.T) {
 			line: 3, column: "automatic_payout_id", msg: "a payout is in one currency"},
 		{name: "two dates", input: h + "po_A,2026-12-01 00:00:00,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n" +
 			"po_A,2026-12-03 00:00:00,txn_2,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_2,ORD2\n",
-			line: 3, column: "automatic_payout_id", msg: "expected on 2026-12-03 here and on 2026-12-01"},
+			line: 3, column: "automatic_payout_effective_at", msg: "expected on 2026-12-03 here and on 2026-12-01"},
 		{name: "bad date", input: h + "po_A,next week,txn_1,2026-11-28 10:00:00,usd,1.00,0.00,1.00,charge,ch_1,ORD1\n",
 			line: 2, column: "automatic_payout_effective_at", msg: "want YYYY-MM-DD HH:MM:SS"},
 	})

@@ -159,7 +159,7 @@ func (stripeParser) Parse(ctx context.Context, r io.Reader, opts Options, emit f
 		return err
 	}
 	rows.reversalColumn = rp.name(stGross)
-	rp.payouts.field = rp.name(stPayout)
+	rp.payouts.field, rp.payouts.dateField = rp.name(stPayout), rp.name(stPayoutOn)
 
 	for {
 		rec, err := cr.Read()

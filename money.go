@@ -44,6 +44,37 @@ var (
 // file by orders of magnitude.
 const MaxFileTotal = math.MaxInt64 / 4
 
+// FileTotals adds up one file's amounts per currency, and says where a
+// currency's total would pass MaxFileTotal. Rows come mostly in one
+// currency: the last one's total is kept at hand.
+type FileTotals struct {
+	last  string
+	total *int64
+	by    map[string]*int64
+}
+
+// Add counts v (minor units, by size) in currency's total, reporting
+// false, and counting nothing, when v is negative or the total would
+// pass MaxFileTotal.
+func (ft *FileTotals) Add(currency string, v int64) bool {
+	if ft.total == nil || currency != ft.last {
+		if ft.by == nil {
+			ft.by = map[string]*int64{}
+		}
+		total := ft.by[currency]
+		if total == nil {
+			total = new(int64)
+			ft.by[currency] = total
+		}
+		ft.last, ft.total = currency, total
+	}
+	if v < 0 || *ft.total > MaxFileTotal-v {
+		return false
+	}
+	*ft.total += v
+	return true
+}
+
 // ParseAmount reads a plain decimal string in major units ("99.80", "-5",
 // "0.5") as minor units of currency, exactly. It refuses thousands
 // separators, exponents, a bare sign, an empty string and more decimals

@@ -121,15 +121,13 @@ func ReadFile(path, format string, o Options, fn func(reconcile.BankEntry) error
 	}
 	// A payout's arrivals are summed across nights: no file's entries may
 	// add up, in one currency, past what leaves room for that.
-	totals := map[string]int64{}
+	var totals reconcile.FileTotals
 	h := sha256.New()
 	stmts, err = read(io.TeeReader(f, h), o, func(e reconcile.BankEntry) error {
-		total := totals[e.Currency]
-		if e.Amount < 0 || total > reconcile.MaxFileTotal-e.Amount {
+		if !totals.Add(e.Currency, e.Amount) {
 			return o.errorf(e.Line, "", "the file's entries in %s add up past %s minor units at this entry: %w",
 				reconcile.Quote(e.Currency), reconcile.FormatDecimal(reconcile.MaxFileTotal, 0), reconcile.ErrAmountRange)
 		}
-		totals[e.Currency] = total + e.Amount
 		return fn(e)
 	})
 	if err != nil {

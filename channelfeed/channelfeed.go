@@ -226,9 +226,9 @@ func ParseFile(ctx context.Context, path, format string, opts Options, emit func
 // counted is emit for ParseFile: each row counted in rows and in its
 // currency's total, a row that takes the total past the bound refused.
 func counted(opts Options, rows *int, emit func(reconcile.Transaction) error) func(reconcile.Transaction) error {
-	var totals fileTotals
+	var totals reconcile.FileTotals
 	return func(t reconcile.Transaction) error {
-		if !totals.add(&t) {
+		if !totals.Add(t.Currency, rowSize(&t)) {
 			return opts.errorf(t.Line, "", "the file's amounts and fees in %s add up past %s minor units at this row: %w",
 				reconcile.Quote(t.Currency), reconcile.FormatDecimal(reconcile.MaxFileTotal, 0), reconcile.ErrAmountRange)
 		}
@@ -242,41 +242,19 @@ func counted(opts Options, rows *int, emit func(reconcile.Transaction) error) fu
 	}
 }
 
-// fileTotals adds up a file's amounts and fees per currency, each by its
-// size, so that a file no sum of whose rows an int64 could hold is
-// refused where it passes reconcile.MaxFileTotal rather than summed
-// into a wrong money at risk later. Rows come mostly in one currency:
-// the last one's total is kept at hand.
-type fileTotals struct {
-	last  string
-	total *int64
-	by    map[string]*int64
-}
-
-// add counts t, reporting false when its currency's total would pass
-// the bound. Amounts and fees are never math.MinInt64 (absAmount).
-func (ft *fileTotals) add(t *reconcile.Transaction) bool {
-	if ft.total == nil || t.Currency != ft.last {
-		if ft.by == nil {
-			ft.by = map[string]*int64{}
-		}
-		total := ft.by[t.Currency]
-		if total == nil {
-			total = new(int64)
-			ft.by[t.Currency] = total
-		}
-		ft.last, ft.total = t.Currency, total
-	}
+// rowSize is what a row adds to its currency's total in the file
+// (reconcile.FileTotals): its amount and its fee by size, in minor units,
+// the fee's fraction rounded up; negative where that sum wraps, which
+// the totals refuse. Amounts and fees are never math.MinInt64
+// (absAmount), so every sum the night makes of the file's rows is
+// bounded by it.
+func rowSize(t *reconcile.Transaction) int64 {
 	fee := absAmount(t.FeeMilli)
 	v := absAmount(t.Amount) + fee/1000
 	if fee%1000 != 0 {
 		v++
 	}
-	if v < 0 || *ft.total > reconcile.MaxFileTotal-v {
-		return false
-	}
-	*ft.total += v
-	return true
+	return v
 }
 
 // fileHash hashes a file's bytes as ParseFile reads them: with SHA-256,
